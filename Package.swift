@@ -1,0 +1,74 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Module layout and the direction of dependencies are described in README.md ("Architecture").
+// ChorusIRC (wire) and ChorusCore (domain) know nothing of each other; ChorusServer joins them.
+let package = Package(
+    name: "Chorus",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "chorusd", targets: ["chorusd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // The wire: IRC message model, parser, serializer, numerics, casemapping. No NIO, no Foundation.
+        .target(name: "ChorusIRC"),
+        // The domain: accounts, rooms, roles, history records, rules, and the Store protocol.
+        .target(
+            name: "ChorusCore",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        // SQLite through GRDB.
+        .target(
+            name: "ChorusStore",
+            dependencies: ["ChorusCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // SwiftNIO: listeners, sessions, channel registry, fan-out, history playback.
+        .target(
+            name: "ChorusServer",
+            dependencies: [
+                "ChorusIRC", "ChorusCore", "ChorusStore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "chorusd",
+            dependencies: [
+                "ChorusServer", "ChorusStore", "ChorusCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(name: "ChorusIRCTests", dependencies: ["ChorusIRC"]),
+        .testTarget(name: "ChorusStoreTests", dependencies: ["ChorusStore", "ChorusCore"]),
+        .testTarget(
+            name: "ChorusServerTests",
+            dependencies: [
+                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,83 @@
+import Foundation
+
+/// A registered person or bot. `name` is how it was spelled at registration; lookups fold case.
+public struct Account: Equatable, Sendable {
+    public var id: Int64
+    public var name: String
+    public var email: String?
+    public var firstName: String?
+    public var lastName: String?
+    public var passwordHash: String
+    public var createdAt: Date
+
+    public init(id: Int64 = 0, name: String, email: String? = nil, firstName: String? = nil,
+                lastName: String? = nil, passwordHash: String, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.email = email
+        self.firstName = firstName
+        self.lastName = lastName
+        self.passwordHash = passwordHash
+        self.createdAt = createdAt
+    }
+
+    /// The key every table uses for this account: ASCII case folded, as IRC nicks are.
+    public var key: String { Account.key(name) }
+
+    public static func key(_ name: String) -> String {
+        String(decoding: name.utf8.map { ($0 >= 65 && $0 <= 90) ? $0 + 32 : $0 }, as: UTF8.self)
+    }
+}
+
+/// Why an account could not be created, changed or used. Each case reads as a sentence for the user.
+public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
+    case invalidName(String)
+    case nameTaken(String)
+    case weakPassword
+    case invalidEmail(String)
+    case noSuchAccount(String)
+    case wrongPassword
+
+    public var description: String {
+        switch self {
+        case .invalidName(let n): return "\"\(n)\" is not a valid account name: use 1-30 letters, digits or []\\`_^{|}- and do not start with a digit or -"
+        case .nameTaken(let n): return "The account \(n) already exists"
+        case .weakPassword: return "The password must be at least \(AccountRules.minimumPasswordLength) characters and contain no spaces"
+        case .invalidEmail(let e): return "\"\(e)\" is not an email address"
+        case .noSuchAccount(let n): return "There is no account named \(n)"
+        case .wrongPassword: return "Wrong account name or password"
+        }
+    }
+}
+
+public enum AccountRules {
+    public static let minimumPasswordLength = 8
+
+    public static func isValidName(_ name: String) -> Bool {
+        let bytes = Array(name.utf8)
+        guard !bytes.isEmpty, bytes.count <= 30 else { return false }
+        let special = Set("[]\\`_^{|}".utf8)
+        for (i, b) in bytes.enumerated() {
+            let letter = (b >= 65 && b <= 90) || (b >= 97 && b <= 122)
+            if letter || special.contains(b) { continue }
+            if i > 0 && ((b >= 48 && b <= 57) || b == UInt8(ascii: "-")) { continue }
+            return false
+        }
+        return true
+    }
+
+    public static func validate(name: String, password: String, email: String?) throws(AccountError) {
+        guard isValidName(name) else { throw .invalidName(name) }
+        try validate(password: password)
+        if let email, !isValidEmail(email) { throw .invalidEmail(email) }
+    }
+
+    public static func validate(password: String) throws(AccountError) {
+        guard password.count >= minimumPasswordLength, !password.contains(" ") else { throw .weakPassword }
+    }
+
+    public static func isValidEmail(_ email: String) -> Bool {
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !email.contains(" ")
+    }
+}

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Registration and login: the account rules, the password hash and the store, in one place.
+/// Every method blocks (scrypt, SQLite); call it off the event loops.
+public struct Accounts: Sendable {
+    public let store: any Store
+    public let hasher: PasswordHasher
+    public let now: @Sendable () -> Date
+
+    public init(store: any Store, hasher: PasswordHasher = PasswordHasher(), now: @escaping @Sendable () -> Date = Date.init) {
+        self.store = store
+        self.hasher = hasher
+        self.now = now
+    }
+
+    public func register(name: String, password: String, email: String? = nil,
+                         firstName: String? = nil, lastName: String? = nil) throws -> Account {
+        try AccountRules.validate(name: name, password: password, email: email)
+        if try store.account(named: name) != nil { throw AccountError.nameTaken(name) }
+        let account = Account(name: name, email: email, firstName: firstName, lastName: lastName,
+                              passwordHash: try hasher.hash(password), createdAt: now())
+        do {
+            return try store.insertAccount(account)
+        } catch StoreError.duplicate {
+            throw AccountError.nameTaken(name)
+        }
+    }
+
+    /// The account when the password is right. A missing account costs a hash too, so the time
+    /// taken does not tell which names exist.
+    public func authenticate(name: String, password: String) throws -> Account {
+        guard let account = try store.account(named: name) else {
+            _ = try? hasher.hash(password)
+            throw AccountError.wrongPassword
+        }
+        guard hasher.verify(password, against: account.passwordHash) else { throw AccountError.wrongPassword }
+        return account
+    }
+
+    public func changePassword(name: String, to password: String) throws {
+        try AccountRules.validate(password: password)
+        guard var account = try store.account(named: name) else { throw AccountError.noSuchAccount(name) }
+        account.passwordHash = try hasher.hash(password)
+        try store.updateAccount(account)
+    }
+
+    public func delete(name: String) throws {
+        guard try store.deleteAccount(named: name) else { throw AccountError.noSuchAccount(name) }
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+
+public enum StoreError: Error, Equatable, Sendable {
+    case duplicate(String)
+    case notFound(String)
+}
+
+/// What the domain needs from storage. `ChorusStore` implements it on SQLite; every method is one
+/// transaction. Methods are synchronous and may block, so servers call them off their event loops.
+public protocol Store: Sendable {
+    // Accounts
+    func insertAccount(_ account: Account) throws -> Account
+    func account(named name: String) throws -> Account?
+    func updateAccount(_ account: Account) throws
+    func deleteAccount(named name: String) throws -> Bool
+    func allAccounts() throws -> [Account]
+
+    // Rooms and memberships
+    func allRooms() throws -> [Room]
+    func saveRoom(_ room: Room) throws
+    func deleteRoom(named name: String) throws
+    func allMemberships() throws -> [Membership]
+    func memberships(ofAccount account: String) throws -> [Membership]
+    func saveMembership(_ membership: Membership) throws
+    func deleteMembership(room: String, account: String) throws
+
+    // History
+    func appendHistory(_ entries: [HistoryEntry]) throws
+    /// Entries of one conversation in time order (oldest first).
+    func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry]
+    /// The conversations among `conversations` with a line between two times, and the time of their latest line.
+    func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)]
+}

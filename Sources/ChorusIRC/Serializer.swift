@@ -1,0 +1,62 @@
+extension Message {
+    /// The message as one line, without CR LF. Tags are written only when `includeTags` is true,
+    /// so one message can be written for clients with and without `message-tags`.
+    public func serialized(includeTags: Bool = true) -> String {
+        var out = ""
+        out.reserveCapacity(64 + params.reduce(0) { $0 + $1.utf8.count })
+        if includeTags && !tags.isEmpty {
+            out.append("@")
+            for (i, tag) in tags.enumerated() {
+                if i > 0 { out.append(";") }
+                out.append(tag.key)
+                if !tag.value.isEmpty {
+                    out.append("=")
+                    Message.escapeTagValue(tag.value, into: &out)
+                }
+            }
+            out.append(" ")
+        }
+        if let source {
+            out.append(":")
+            out.append(source)
+            out.append(" ")
+        }
+        out.append(command)
+        for (i, param) in params.enumerated() {
+            out.append(" ")
+            let isLast = i == params.count - 1
+            // A last parameter that is empty, holds a space or starts with ':' must be trailing;
+            // a middle one that would need it is repaired rather than corrupting the line.
+            if isLast && (param.isEmpty || param.first == ":" || param.contains(" ")) {
+                out.append(":")
+                out.append(param)
+            } else if !isLast && (param.isEmpty || param.first == ":" || param.contains(" ")) {
+                out.append(param.isEmpty ? "*" : param.replacingSpaces())
+            } else {
+                out.append(param)
+            }
+        }
+        return out
+    }
+
+    static func escapeTagValue(_ value: String, into out: inout String) {
+        for ch in value {
+            switch ch {
+            case ";": out.append("\\:")
+            case " ": out.append("\\s")
+            case "\\": out.append("\\\\")
+            case "\r": out.append("\\r")
+            case "\n": out.append("\\n")
+            default: out.append(ch)
+            }
+        }
+    }
+}
+
+extension String {
+    fileprivate func replacingSpaces() -> String {
+        var s = self
+        if s.first == ":" { s.removeFirst() }
+        return String(s.map { $0 == " " ? "_" : $0 })
+    }
+}

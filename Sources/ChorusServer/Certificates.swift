@@ -1,0 +1,49 @@
+import Crypto
+import Foundation
+import NIOSSL
+import SwiftASN1
+import X509
+
+/// The TLS identity: a real certificate when the operator gives one, else a self-signed
+/// ECDSA P-256 certificate made on first start and kept in the data folder.
+enum Certificates {
+    /// Makes `certPath`/`keyPath` when neither exists. Returns true when it made them.
+    @discardableResult
+    static func ensureSelfSigned(certPath: String, keyPath: String, serverName: String) throws -> Bool {
+        let fm = FileManager.default
+        if fm.fileExists(atPath: certPath) || fm.fileExists(atPath: keyPath) { return false }
+        let key = P256.Signing.PrivateKey()
+        let name = try DistinguishedName {
+            CommonName(serverName)
+            OrganizationName("Chorus (self-signed)")
+        }
+        let now = Date()
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+            try ExtendedKeyUsage([.serverAuth])
+            SubjectAlternativeNames([
+                .dnsName(serverName), .dnsName("localhost"),
+                .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+            ])
+        }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(),
+            publicKey: .init(key.publicKey),
+            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(5 * 365 * 86400),
+            issuer: name, subject: name, signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: extensions, issuerPrivateKey: .init(key))
+        try certificate.serializeAsPEM().pemString.write(toFile: certPath, atomically: true, encoding: .utf8)
+        try key.pemRepresentation.write(toFile: keyPath, atomically: true, encoding: .utf8)
+        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: keyPath)
+        return true
+    }
+
+    static func serverContext(certPath: String, keyPath: String) throws -> NIOSSLContext {
+        let chain = try NIOSSLCertificate.fromPEMFile(certPath).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        tls.minimumTLSVersion = .tlsv12
+        return try NIOSSLContext(configuration: tls)
+    }
+}

@@ -1,0 +1,86 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+import NIOCore
+
+/// One connection's state. Lives on the server's event loop; only the server touches it.
+final class Client {
+    let id: Int
+    let channel: Channel
+    let ip: String
+    let isTLS: Bool
+    let connectedAt: Date
+
+    var nick = "*"
+    var nickKey = "*"
+    var user = ""
+    var realname = ""
+    var host: String
+    var registered = false
+    var closing = false
+    /// What QUIT said, for the QUIT others see.
+    var quitReason: String?
+
+    var caps: Caps = []
+    var capNegotiating = false
+    var capVersion = 0
+
+    var account: Account?
+    var pendingPass: String?
+    var saslMechanism: String?
+    var saslBuffer = ""
+    var saslAttempts = 0
+
+    var away: String?
+    var isOper = false
+    var invisible = false
+    var isBot = false
+
+    /// Rooms this connection has joined, by room key.
+    var rooms: [String: LiveRoom] = [:]
+
+    /// Time of the last PRIVMSG/NOTICE (WHOIS idle) and of the last line read (liveness).
+    var lastSpokeAt: Date
+    var lastReadAt: Date
+    var awaitingPong = false
+
+    // Input pacing: parsed lines wait here while a command is in flight or the flood budget is spent.
+    var inbox = CircularBuffer<Inbound>(initialCapacity: 4)
+    var suspended = false
+    var floodTokens: Double
+    var floodUpdatedAt: NIODeadline = .now()
+    var drainScheduled = false
+
+    var batchCounter = 0
+    var hasPendingWrites = false
+
+    enum Inbound {
+        case line(String)
+        case tooLong
+    }
+
+    init(id: Int, channel: Channel, ip: String, isTLS: Bool, now: Date, floodBurst: Int) {
+        self.id = id
+        self.channel = channel
+        self.ip = ip
+        self.isTLS = isTLS
+        self.host = ip
+        self.connectedAt = now
+        self.lastSpokeAt = now
+        self.lastReadAt = now
+        self.floodTokens = Double(floodBurst)
+    }
+
+    var prefix: String { "\(nick)!\(user)@\(host)" }
+    var accountName: String? { account?.name }
+
+    func nextBatchID() -> String {
+        batchCounter += 1
+        return "b\(batchCounter)"
+    }
+}
+
+extension Client: Hashable {
+    static func == (a: Client, b: Client) -> Bool { a === b }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

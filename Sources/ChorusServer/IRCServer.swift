@@ -1,0 +1,427 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// The server: listeners, the registry of clients and rooms, fan-out, and the background work queues.
+///
+/// All IRC state lives on one event loop, as in ngIRCd and InspIRCd: no locks, and a broadcast is a
+/// loop over sockets that share that loop. Blocking work leaves the loop: password hashing and
+/// database reads run on a thread pool, and every database write goes, in order, to one serial queue.
+public final class IRCServer: @unchecked Sendable {
+    public let config: ServerConfig
+    let store: any Store
+    let accounts: Accounts
+    let group: EventLoopGroup
+    let loop: EventLoop
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let createdAt: Date
+    let allocator = ByteBufferAllocator()
+    let version = "chorus-0.1"
+
+    private let threadPool = NIOThreadPool(numberOfThreads: 2)
+    private let writer = DispatchQueue(label: "chorus.store.writer")
+
+    var name: String { config.serverName }
+    var ids = MessageIDs()
+    private var nextClientID = 0
+
+    var clients: [ObjectIdentifier: Client] = [:]
+    var nicks: [String: Client] = [:]
+    var rooms: [String: LiveRoom] = [:]
+    var whowas: [WhowasEntry] = []
+    var connectionsPerIP: [String: Int] = [:]
+    var unregisteredCount = 0
+
+    private var dirty: [Client] = []
+    private var flushScheduled = false
+    private var pendingHistory: [HistoryEntry] = []
+    private var historyFlushScheduled = false
+
+    private var listeners: [Channel] = []
+    private var maintenance: RepeatedTask?
+    private var sslContext: NIOSSLContext?
+
+    /// The bound addresses, known after `start()` (useful with port 0 in tests).
+    public private(set) var tlsAddress: SocketAddress?
+    public private(set) var plainAddress: SocketAddress?
+
+    struct WhowasEntry {
+        var nick: String
+        var user: String
+        var host: String
+        var realname: String
+        var account: String?
+        var time: Date
+    }
+
+    public init(config: ServerConfig, store: any Store,
+                now: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "chorus")) {
+        self.config = config
+        self.store = store
+        self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
+        // One loop: see the type's comment.
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        self.loop = self.group.next()
+        self.now = now
+        self.logger = logger
+        self.createdAt = now()
+    }
+
+    // MARK: Lifecycle
+
+    /// Loads rooms, makes the certificate if needed, and binds the listeners.
+    public func start() throws {
+        threadPool.start()
+        try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
+        let storedRooms = try store.allRooms()
+        let memberships = try store.allMemberships()
+        try loop.submit {
+            for room in storedRooms { self.rooms[room.key] = LiveRoom(room: room) }
+            for m in memberships { self.rooms[m.room]?.memberships[m.account] = m }
+        }.wait()
+
+        if let tls = config.tls {
+            if config.certificatePath == nil && config.keyPath == nil,
+               try Certificates.ensureSelfSigned(certPath: config.resolvedCertificatePath,
+                                                 keyPath: config.resolvedKeyPath, serverName: config.serverName) {
+                logger.info("made a self-signed certificate", metadata: ["path": "\(config.resolvedCertificatePath)"])
+            }
+            let context = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
+            sslContext = context
+            let channel = try bootstrap(tls: context).bind(host: tls.host, port: tls.port).wait()
+            listeners.append(channel)
+            tlsAddress = channel.localAddress
+            logger.info("listening (TLS)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        if let plain = config.plain {
+            let channel = try bootstrap(tls: nil).bind(host: plain.host, port: plain.port).wait()
+            listeners.append(channel)
+            plainAddress = channel.localAddress
+            logger.info("listening (plaintext)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        let tick = TimeAmount.milliseconds(Int64(min(5.0, config.pingTimeout / 4, config.registrationTimeout / 4) * 1000))
+        maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
+            self?.checkLiveness()
+        }
+    }
+
+    /// Tells everyone, closes every connection, writes what is pending, and stops.
+    public func shutdown(reason: String = "Server shutting down") {
+        try? loop.submit {
+            self.maintenance?.cancel()
+            for channel in self.listeners { channel.close(promise: nil) }
+            for client in self.clients.values {
+                self.disconnect(client, reason: reason)
+            }
+            self.flushHistory()
+        }.wait()
+        writer.sync {}  // drain the writes queued so far
+        try? threadPool.syncShutdownGracefully()
+        try? group.syncShutdownGracefully()
+    }
+
+    private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 1024)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(ChannelOptions.writeBufferWaterMark,
+                                value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
+            // Idle clients dominate a chat server: start reads small and let NIO grow them under load.
+            .childChannelOption(ChannelOptions.recvAllocator, value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
+            .childChannelInitializer { [unowned self] channel in
+                do {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    }
+                    try channel.pipeline.syncOperations.addHandlers([
+                        ByteToMessageHandler(LineFramer(maxLineLength: Limits.maxInputLine)),
+                        ConnectionHandler(server: self, isTLS: tls != nil),
+                    ])
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+    }
+
+    // MARK: Connections
+
+    func accept(_ channel: Channel, isTLS: Bool) -> Client? {
+        let ip = channel.remoteAddress?.ipAddress ?? "unknown"
+        if config.maxConnectionsPerIP > 0, connectionsPerIP[ip, default: 0] >= config.maxConnectionsPerIP {
+            let line = "ERROR :Closing link: too many connections from \(ip)\r\n"
+            channel.writeAndFlush(allocator.buffer(string: line)).whenComplete { _ in channel.close(promise: nil) }
+            return nil
+        }
+        nextClientID += 1
+        let client = Client(id: nextClientID, channel: channel, ip: ip, isTLS: isTLS, now: now(), floodBurst: config.floodBurst)
+        clients[ObjectIdentifier(client)] = client
+        connectionsPerIP[ip, default: 0] += 1
+        unregisteredCount += 1
+        return client
+    }
+
+    /// The connection is gone: forget the client and tell the rooms it was in.
+    func connectionClosed(_ client: Client, reason: String) {
+        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        client.closing = true
+        if let n = connectionsPerIP[client.ip] { connectionsPerIP[client.ip] = n > 1 ? n - 1 : nil }
+        if !client.registered { unregisteredCount -= 1; return }
+        nicks.removeValue(forKey: client.nickKey)
+        rememberWhowas(client)
+        let quit = Outgoing(Message(source: client.prefix, "QUIT", ["Quit: \(reason)"]), time: now(), account: client.accountName)
+        broadcast(quit, to: peers(of: client), except: client)
+        for room in client.rooms.values { room.remove(client) }
+        client.rooms.removeAll()
+    }
+
+    /// Sends `ERROR` and closes; the rest happens in `connectionClosed`.
+    func disconnect(_ client: Client, reason: String) {
+        guard !client.closing else { return }
+        write("ERROR :Closing link: (\(client.user.isEmpty ? "*" : client.user)@\(client.host)) [\(reason)]\r\n", to: client)
+        flushPending()
+        connectionClosed(client, reason: client.quitReason ?? reason)
+        client.channel.close(promise: nil)
+    }
+
+    func rememberWhowas(_ client: Client) {
+        whowas.append(WhowasEntry(nick: client.nick, user: client.user, host: client.host, realname: client.realname,
+                                  account: client.accountName, time: now()))
+        if whowas.count > 500 { whowas.removeFirst(whowas.count - 500) }
+    }
+
+    private func checkLiveness() {
+        let t = now()
+        for client in clients.values where !client.closing {
+            let quiet = t.timeIntervalSince(client.lastReadAt)
+            if !client.registered {
+                if t.timeIntervalSince(client.connectedAt) > config.registrationTimeout {
+                    disconnect(client, reason: "Registration timed out")
+                }
+            } else if client.awaitingPong {
+                if quiet > config.pingInterval + config.pingTimeout {
+                    disconnect(client, reason: "Ping timeout: \(Int(quiet)) seconds")
+                }
+            } else if quiet > config.pingInterval {
+                client.awaitingPong = true
+                write("PING :\(name)\r\n", to: client)
+            }
+        }
+    }
+
+    // MARK: Input
+
+    func receive(_ client: Client, _ inbound: Client.Inbound) {
+        guard !client.closing else { return }
+        client.lastReadAt = now()
+        client.awaitingPong = false
+        if client.suspended || !client.inbox.isEmpty || !takeFloodToken(client) {
+            client.inbox.append(inbound)
+            if config.floodBurst > 0, client.inbox.count > config.floodQueue {
+                disconnect(client, reason: "Excess Flood")
+            } else {
+                scheduleDrain(client)
+            }
+            return
+        }
+        process(client, inbound)
+    }
+
+    /// A suspended command finished: run the lines that waited.
+    func resumeInput(_ client: Client) {
+        drain(client)
+    }
+
+    private func drain(_ client: Client) {
+        while !client.suspended, !client.closing, let next = client.inbox.first {
+            guard takeFloodToken(client) else { return scheduleDrain(client) }
+            client.inbox.removeFirst()
+            process(client, next)
+        }
+    }
+
+    private func scheduleDrain(_ client: Client) {
+        guard !client.suspended, !client.drainScheduled else { return }
+        client.drainScheduled = true
+        let wait = config.floodBurst > 0 ? max(0.01, (1 - client.floodTokens) / config.floodRate) : 0
+        loop.scheduleTask(in: .milliseconds(Int64(wait * 1000))) { [weak self, weak client] in
+            guard let self, let client else { return }
+            client.drainScheduled = false
+            self.drain(client)
+        }
+    }
+
+    /// Token bucket: `floodBurst` lines at once, then `floodRate` a second. 0 turns it off.
+    private func takeFloodToken(_ client: Client) -> Bool {
+        guard config.floodBurst > 0 else { return true }
+        let t = NIODeadline.now()
+        let elapsed = Double((t - client.floodUpdatedAt).nanoseconds) / 1e9
+        client.floodTokens = min(Double(config.floodBurst), client.floodTokens + elapsed * config.floodRate)
+        client.floodUpdatedAt = t
+        guard client.floodTokens >= 1 else { return false }
+        client.floodTokens -= 1
+        return true
+    }
+
+    private func process(_ client: Client, _ inbound: Client.Inbound) {
+        switch inbound {
+        case .tooLong:
+            sendNumeric(.inputTooLong, to: client, "Input line was too long")
+        case .line(let text):
+            do {
+                dispatch(client, try Message.parse(text))
+            } catch .empty {
+                return
+            } catch .lineTooLong, .tagsTooLong {
+                sendNumeric(.inputTooLong, to: client, "Input line was too long")
+            } catch .forbiddenCharacter {
+                write(":\(name) FAIL * INVALID_LINE :Lines may not contain NUL or a bare CR\r\n", to: client)
+            } catch .invalidCommand(let verb) {
+                sendNumeric(.unknownCommand, to: client, verb, "Unknown command")
+            } catch .missingCommand {
+                sendNumeric(.unknownCommand, to: client, "*", "A line needs a command")
+            } catch {}
+        }
+    }
+
+    private func dispatch(_ client: Client, _ message: Message) {
+        guard let verb = Verbs.table[message.command] else {
+            if client.registered {
+                sendNumeric(.unknownCommand, to: client, message.command, "Unknown command")
+            } else {
+                sendNumeric(.notRegistered, to: client, "You have not registered")
+            }
+            return
+        }
+        guard client.registered || verb.beforeRegistration else {
+            return sendNumeric(.notRegistered, to: client, "You have not registered")
+        }
+        let reply = Reply(client: client, server: self, command: message.command, label: message.tag("label"))
+        if message.params.count < verb.minParams {
+            reply.numeric(.needMoreParams, message.command, "Not enough parameters")
+        } else {
+            verb.handler(self)(reply, message)
+        }
+        if !reply.isSuspended { reply.finish() }
+    }
+
+    // MARK: Output
+
+    func write(_ line: String, to client: Client) {
+        write(allocator.buffer(string: line), to: client)
+    }
+
+    func write(_ buffer: ByteBuffer, to client: Client) {
+        guard !client.closing else { return }
+        client.channel.write(buffer, promise: nil)
+        if !client.hasPendingWrites {
+            client.hasPendingWrites = true
+            dirty.append(client)
+            if !flushScheduled {
+                flushScheduled = true
+                // Runs after this turn's reads: every client gets one flush however many lines it got.
+                loop.execute { self.flushPending() }
+            }
+        }
+    }
+
+    func flushPending() {
+        flushScheduled = false
+        let batch = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for client in batch {
+            client.hasPendingWrites = false
+            client.channel.flush()
+        }
+    }
+
+    func sendNumeric(_ numeric: Numeric, to client: Client, _ params: String...) {
+        write(Message(source: name, numeric.rawValue, [client.nick] + params).serialized() + "\r\n", to: client)
+    }
+
+    /// Sends a server-originated line to one client, outside any reply.
+    func send(_ outgoing: Outgoing, to client: Client) {
+        write(outgoing.line(for: client.caps), to: client)
+    }
+
+    /// Sends `outgoing` to each recipient once, skipping `except`. The requester's own copy goes into its reply.
+    func broadcast<S: Sequence>(_ outgoing: Outgoing, to recipients: S, except: Client? = nil, reply: Reply? = nil,
+                                only filter: ((Client) -> Bool)? = nil) where S.Element == Client {
+        var bytes = FanoutBytes(outgoing, allocator: allocator)
+        for client in recipients where client !== except && !client.closing {
+            if let filter, !filter(client) { continue }
+            if let reply, client === reply.client {
+                reply.add(outgoing)
+            } else {
+                write(bytes.bytes(for: client.caps), to: client)
+            }
+        }
+    }
+
+    /// Everyone who shares a room with `client`, each once.
+    func peers(of client: Client) -> [Client] {
+        if client.rooms.count == 1, let room = client.rooms.values.first { return room.members }
+        var seen = Set<ObjectIdentifier>()
+        var result: [Client] = []
+        for room in client.rooms.values {
+            for member in room.members where seen.insert(ObjectIdentifier(member)).inserted {
+                result.append(member)
+            }
+        }
+        return result
+    }
+
+    func peersAndSelf(of client: Client) -> [Client] {
+        client.rooms.isEmpty ? [client] : peers(of: client)
+    }
+
+    // MARK: Background work
+
+    /// Blocking work (hashing, reads) on the thread pool; the result comes back on the loop.
+    func background<T>(_ work: @escaping () throws -> T) -> EventLoopFuture<T> {
+        threadPool.runIfActive(eventLoop: loop, work)
+    }
+
+    /// A database write, in order after every write queued before it; errors are logged.
+    func persist(_ what: String, _ work: @escaping (any Store) throws -> Void) {
+        let store = self.store
+        let logger = self.logger
+        writer.async {
+            do { try work(store) } catch { logger.error("could not save \(what): \(error)") }
+        }
+    }
+
+    /// A read that must see every write queued before it.
+    func readAfterWrites<T>(_ work: @escaping (any Store) throws -> T) -> EventLoopFuture<T> {
+        flushHistory()
+        let promise = loop.makePromise(of: T.self)
+        let store = self.store
+        writer.async {
+            do { promise.succeed(try work(store)) } catch { promise.fail(error) }
+        }
+        return promise.futureResult
+    }
+
+    /// Queues a history line; lines arriving in the same loop turn are written in one transaction.
+    func record(_ entry: HistoryEntry) {
+        pendingHistory.append(entry)
+        if !historyFlushScheduled {
+            historyFlushScheduled = true
+            loop.execute { self.flushHistory() }
+        }
+    }
+
+    func flushHistory() {
+        historyFlushScheduled = false
+        guard !pendingHistory.isEmpty else { return }
+        let batch = pendingHistory
+        pendingHistory.removeAll(keepingCapacity: true)
+        persist("history") { try $0.appendHistory(batch) }
+    }
+}

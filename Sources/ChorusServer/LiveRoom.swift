@@ -1,0 +1,82 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+/// A room as the server holds it: the stored `Room`, who is in it now, and who is remembered in it.
+final class LiveRoom {
+    var room: Room
+    /// Connected members in join order, with their channel status.
+    private(set) var members: [Client] = []
+    private var status: [ObjectIdentifier: Status] = [:]
+    /// Accounts remembered in this room (by account key): put back in when they log in.
+    var memberships: [String: Membership] = [:]
+    /// Nicks invited since the last time they could not join (folded), for +i rooms.
+    var invitedNicks: Set<String> = []
+
+    struct Status: OptionSet {
+        let rawValue: UInt8
+        static let op = Status(rawValue: 1)
+        static let voice = Status(rawValue: 2)
+    }
+
+    init(room: Room) {
+        self.room = room
+    }
+
+    var name: String { room.name }
+    var key: String { room.key }
+
+    func contains(_ client: Client) -> Bool { status[ObjectIdentifier(client)] != nil }
+    func status(of client: Client) -> Status? { status[ObjectIdentifier(client)] }
+    func isOp(_ client: Client) -> Bool { status(of: client)?.contains(.op) ?? false }
+    func canSpeak(_ client: Client) -> Bool {
+        guard let s = status(of: client) else { return !room.modes.noExternal && !room.modes.moderated }
+        return !room.modes.moderated || !s.isEmpty
+    }
+
+    func add(_ client: Client, status s: Status) {
+        if status[ObjectIdentifier(client)] == nil { members.append(client) }
+        status[ObjectIdentifier(client)] = s
+    }
+
+    func remove(_ client: Client) {
+        guard status.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        members.removeAll { $0 === client }
+    }
+
+    func setStatus(_ client: Client, _ s: Status) {
+        guard status[ObjectIdentifier(client)] != nil else { return }
+        status[ObjectIdentifier(client)] = s
+    }
+
+    /// `@`, `+`, `@+` (multi-prefix) or empty.
+    func prefix(of client: Client, multiPrefix: Bool) -> String {
+        guard let s = status(of: client) else { return "" }
+        var p = ""
+        if s.contains(.op) { p += "@" }
+        if s.contains(.voice) && (multiPrefix || p.isEmpty) { p += "+" }
+        return p
+    }
+
+    func isBanned(_ client: Client) -> Bool {
+        room.bans.contains { mask in
+            Names.matches(mask: mask, client.prefix) ||
+                (mask.hasPrefix("$a:") && client.account.map { Names.fold($0.name) == Names.fold(String(mask.dropFirst(3))) } == true)
+        }
+    }
+
+    /// `+nt` style summary, with parameters shown only to members.
+    func modeString(showParameters: Bool) -> [String] {
+        var flags = "+"
+        var params: [String] = []
+        let m = room.modes
+        if m.inviteOnly { flags += "i" }
+        if let key = m.key { flags += "k"; params.append(showParameters ? key : "*") }
+        if let limit = m.limit { flags += "l"; params.append(String(limit)) }
+        if m.moderated { flags += "m" }
+        if m.noExternal { flags += "n" }
+        if m.secret { flags += "s" }
+        if m.topicLocked { flags += "t" }
+        return [flags] + params
+    }
+}

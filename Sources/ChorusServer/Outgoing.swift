@@ -1,0 +1,74 @@
+import ChorusIRC
+import Foundation
+import NIOCore
+
+/// A line on its way to one or many clients. The tags each client sees depend on its capabilities,
+/// so the line keeps its tag values apart from the message and is written per capability variant.
+struct Outgoing {
+    var message: Message
+    var time: Date
+    var msgid: String?
+    var account: String?
+    var clientTags: [Message.Tag] = []
+    /// Set only on lines of a reply: the batch they belong to.
+    var batch: String?
+
+    init(_ message: Message, time: Date, msgid: String? = nil, account: String? = nil, clientTags: [Message.Tag] = []) {
+        self.message = message
+        self.time = time
+        self.msgid = msgid
+        self.account = account
+        self.clientTags = clientTags
+    }
+
+    /// The line as a client with `caps` should read it, plus `label` when it ends a labeled reply.
+    func line(for caps: Caps, label: String? = nil) -> String {
+        var m = message
+        m.tags = []
+        if let label { m.tags.append(.init("label", label)) }
+        if let batch, caps.contains(.batch) { m.tags.append(.init("batch", batch)) }
+        if caps.contains(.serverTime) { m.tags.append(.init("time", Timestamp.format(time))) }
+        if caps.contains(.messageTags) {
+            if let msgid { m.tags.append(.init("msgid", msgid)) }
+            m.tags.append(contentsOf: clientTags)
+        }
+        if caps.contains(.accountTag), let account { m.tags.append(.init("account", account)) }
+        return m.serialized() + "\r\n"
+    }
+}
+
+/// One broadcast's bytes, made once per capability variant and shared by every recipient of that variant.
+struct FanoutBytes {
+    let outgoing: Outgoing
+    let allocator: ByteBufferAllocator
+    private var variants: [(Caps, ByteBuffer)] = []
+
+    init(_ outgoing: Outgoing, allocator: ByteBufferAllocator) {
+        self.outgoing = outgoing
+        self.allocator = allocator
+    }
+
+    mutating func bytes(for caps: Caps) -> ByteBuffer {
+        let variant = caps.intersection(Caps.tagVariantBits)
+        for (v, buffer) in variants where v == variant { return buffer }
+        let buffer = allocator.buffer(string: outgoing.line(for: variant))
+        variants.append((variant, buffer))
+        return buffer
+    }
+}
+
+/// Message ids: unique per server, short, sortable by creation within a run.
+struct MessageIDs {
+    private var counter: UInt64 = 0
+    private let prefix: String
+
+    init() {
+        prefix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
+    }
+
+    mutating func next(at date: Date) -> String {
+        counter &+= 1
+        let ms = UInt64(max(0, date.timeIntervalSince1970 * 1000))
+        return String(ms, radix: 36) + "-" + prefix + "-" + String(counter, radix: 36)
+    }
+}

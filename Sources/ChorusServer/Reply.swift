@@ -1,0 +1,114 @@
+import ChorusIRC
+import Foundation
+
+/// Everything one command sends back to the client that sent it, written when the command finishes.
+///
+/// This is the one place that knows IRCv3 labeled-response: a single line carries the `label`, several
+/// lines are wrapped in a `labeled-response` batch, and no line at all becomes an `ACK`. Handlers
+/// add lines; they never write to a socket themselves.
+final class Reply {
+    let client: Client
+    let server: IRCServer
+    let command: String
+    private let label: String?
+    private var lines: [Outgoing] = []
+    private(set) var isSuspended = false
+    private var finished = false
+
+    init(client: Client, server: IRCServer, command: String, label: String?) {
+        self.client = client
+        self.server = server
+        self.command = command
+        self.label = client.caps.contains(.labeledResponse) ? label : nil
+    }
+
+    var nick: String { client.nick }
+
+    func add(_ line: Outgoing) {
+        lines.append(line)
+    }
+
+    func send(_ message: Message) {
+        add(Outgoing(message, time: server.now()))
+    }
+
+    /// A numeric from the server to this client.
+    func numeric(_ numeric: Numeric, _ params: String...) {
+        send(Message(source: server.name, numeric.rawValue, [client.nick] + params))
+    }
+
+    func numeric(_ numeric: Numeric, params: [String]) {
+        send(Message(source: server.name, numeric.rawValue, [client.nick] + params))
+    }
+
+    /// An IRCv3 standard reply (`FAIL <command> <code> [context…] :<text>`). Clients that did not ask
+    /// for standard-replies get the text as a server NOTICE, so a telnet user reads it too.
+    func fail(_ code: String, context: [String] = [], _ text: String, command: String? = nil) {
+        standardReply("FAIL", code, context: context, text, command: command)
+    }
+
+    func note(_ code: String, context: [String] = [], _ text: String, command: String? = nil) {
+        standardReply("NOTE", code, context: context, text, command: command)
+    }
+
+    private func standardReply(_ kind: String, _ code: String, context: [String], _ text: String, command: String?) {
+        if client.caps.contains(.standardReplies) {
+            send(Message(source: server.name, kind, [command ?? self.command, code] + context + [text]))
+        } else {
+            send(Message(source: server.name, "NOTICE", [client.nick, "\(command ?? self.command): \(text)"]))
+        }
+    }
+
+    /// Wraps lines in a batch of `type` (e.g. `chathistory`) when the client supports batches.
+    func batch(_ type: String, _ params: [String], _ body: () -> Void) {
+        guard client.caps.contains(.batch) else { return body() }
+        let id = client.nextBatchID()
+        send(Message(source: server.name, "BATCH", ["+" + id, type] + params))
+        let start = lines.count
+        body()
+        for i in start..<lines.count where lines[i].batch == nil { lines[i].batch = id }
+        send(Message(source: server.name, "BATCH", ["-" + id]))
+    }
+
+    /// The command continues off the event loop (a password hash, a database read); the client's
+    /// next lines wait until `finish()`.
+    func suspend() {
+        isSuspended = true
+        client.suspended = true
+    }
+
+    func finish() {
+        guard !finished else { return }
+        finished = true
+        write()
+        if isSuspended {
+            client.suspended = false
+            server.resumeInput(client)
+        }
+    }
+
+    private func write() {
+        guard !client.closing else { return }
+        let caps = client.caps
+        guard let label else {
+            for line in lines { server.write(line.line(for: caps), to: client) }
+            return
+        }
+        if lines.isEmpty {
+            server.write(Outgoing(Message(source: server.name, "ACK"), time: server.now()).line(for: caps, label: label), to: client)
+        } else if lines.count == 1 {
+            server.write(lines[0].line(for: caps, label: label), to: client)
+        } else if caps.contains(.batch) {
+            let id = client.nextBatchID()
+            let open = Message(source: server.name, "BATCH", ["+" + id, "labeled-response"])
+            server.write(Outgoing(open, time: server.now()).line(for: caps, label: label), to: client)
+            for var line in lines {
+                if line.batch == nil { line.batch = id }
+                server.write(line.line(for: caps), to: client)
+            }
+            server.write(Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).line(for: caps), to: client)
+        } else {
+            for line in lines { server.write(line.line(for: caps), to: client) }
+        }
+    }
+}

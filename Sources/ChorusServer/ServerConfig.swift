@@ -1,0 +1,153 @@
+import Foundation
+
+/// Everything an operator can set. Defaults are what `chorusd` runs with when given nothing.
+public struct ServerConfig: Sendable {
+    public struct Listener: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
+
+    public struct Operator: Sendable, Equatable {
+        public var name: String
+        /// A scrypt hash made with `chorusd hash-password`.
+        public var passwordHash: String
+    }
+
+    public var serverName = "chorus.local"
+    public var network = "Chorus"
+    public var dataDirectory = "./chorus-data"
+    /// nil: that listener is off.
+    public var tls: Listener? = Listener(host: "0.0.0.0", port: 6697)
+    public var plain: Listener? = Listener(host: "127.0.0.1", port: 6667)
+    /// nil: `<data>/cert.pem` and `<data>/key.pem`, made self-signed on first start.
+    public var certificatePath: String?
+    public var keyPath: String?
+    /// The nick of the built-in bot that answers `!commands` in private; no person may take it.
+    public var serviceNick = "Chorus"
+    public var motd = "Welcome to Chorus: a chat server for teams that share work.\nType /join #room to start."
+    /// Lines replayed on JOIN to clients without `draft/chathistory`.
+    public var historyReplayLines = 20
+    /// The largest page a CHATHISTORY request returns.
+    public var historyPageLimit = 100
+    public var pingInterval: TimeAmount = 90
+    public var pingTimeout: TimeAmount = 60
+    public var registrationTimeout: TimeAmount = 60
+    /// Connections one IP address may hold at once (0: no limit).
+    public var maxConnectionsPerIP = 32
+    /// Flood control: a client may send `floodBurst` lines at once, then `floodRate` per second;
+    /// past `floodQueue` waiting lines it is disconnected.
+    public var floodBurst = 10
+    public var floodRate = 4.0
+    public var floodQueue = 100
+    /// Bytes waiting to be written to one client before it is disconnected as not reading.
+    public var sendQueueBytes = 256 * 1024
+    public var operators: [Operator] = []
+    public var maxChannelsPerClient = 100
+    /// scrypt cost (log2 N) for new password hashes.
+    public var passwordCost = 14
+
+    public typealias TimeAmount = Double  // seconds
+
+    public init() {}
+
+    /// `--no-limits`: for load tests on one machine.
+    public mutating func removeLimits() {
+        maxConnectionsPerIP = 0
+        floodBurst = 0
+        sendQueueBytes = 64 * 1024 * 1024
+    }
+
+    public var resolvedCertificatePath: String { certificatePath ?? dataDirectory + "/cert.pem" }
+    public var resolvedKeyPath: String { keyPath ?? dataDirectory + "/key.pem" }
+    public var databasePath: String { dataDirectory + "/chorus.sqlite" }
+}
+
+public struct ConfigError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
+extension ServerConfig.Listener {
+    /// `HOST:PORT`, `[::1]:PORT`, `:PORT` (all interfaces) or `off`. Returns nil for `off`.
+    public static func parse(_ text: String) throws -> ServerConfig.Listener? {
+        if text == "off" { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
+              (0...65535).contains(port) else {
+            throw ConfigError("\"\(text)\" is not HOST:PORT (or off)")
+        }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return .init(host: host.isEmpty ? "0.0.0.0" : host, port: port)
+    }
+}
+
+extension ServerConfig {
+    /// Reads a config file of `key = value` lines (`#` starts a comment); see deploy/chorus.conf.
+    public mutating func load(file path: String) throws {
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ConfigError("cannot read config file \(path): \(error.localizedDescription)")
+        }
+        var motdLines: [String] = []
+        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            guard let eq = line.firstIndex(of: "=") else {
+                throw ConfigError("\(path):\(number + 1): expected key = value")
+            }
+            let key = line[..<eq].trimmingCharacters(in: .whitespaces)
+            let value = line[line.index(after: eq)...].trimmingCharacters(in: .whitespaces)
+            func int() throws -> Int {
+                guard let v = Int(value), v >= 0 else { throw ConfigError("\(path):\(number + 1): \(key) needs a whole number") }
+                return v
+            }
+            func seconds() throws -> Double {
+                guard let v = Double(value), v > 0 else { throw ConfigError("\(path):\(number + 1): \(key) needs a number of seconds") }
+                return v
+            }
+            switch key {
+            case "name": serverName = value
+            case "network": network = value
+            case "service-nick": serviceNick = value
+            case "data": dataDirectory = value
+            case "tls": tls = try Listener.parse(value)
+            case "plain": plain = try Listener.parse(value)
+            case "certificate": certificatePath = value
+            case "key": keyPath = value
+            case "motd": motdLines.append(value)
+            case "motd-file":
+                guard let m = try? String(contentsOfFile: value, encoding: .utf8) else {
+                    throw ConfigError("\(path):\(number + 1): cannot read motd-file \(value)")
+                }
+                motdLines.append(contentsOf: m.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            case "history-replay": historyReplayLines = try int()
+            case "history-page-limit": historyPageLimit = max(1, try int())
+            case "ping-interval": pingInterval = try seconds()
+            case "ping-timeout": pingTimeout = try seconds()
+            case "registration-timeout": registrationTimeout = try seconds()
+            case "max-connections-per-ip": maxConnectionsPerIP = try int()
+            case "flood-burst": floodBurst = try int()
+            case "flood-rate":
+                guard let v = Double(value), v > 0 else { throw ConfigError("\(path):\(number + 1): flood-rate needs a positive number") }
+                floodRate = v
+            case "flood-queue": floodQueue = try int()
+            case "sendq": sendQueueBytes = max(4096, try int())
+            case "max-channels": maxChannelsPerClient = max(1, try int())
+            case "password-cost": passwordCost = min(20, max(10, try int()))
+            case "oper":
+                let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
+                guard parts.count == 2, parts[1].hasPrefix("$scrypt$") else {
+                    throw ConfigError("\(path):\(number + 1): oper = NAME HASH (make the hash with `chorusd hash-password`)")
+                }
+                operators.append(Operator(name: parts[0], passwordHash: parts[1]))
+            default:
+                throw ConfigError("\(path):\(number + 1): unknown setting \"\(key)\"")
+            }
+        }
+        if !motdLines.isEmpty { motd = motdLines.joined(separator: "\n") }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+
+/// IRCv3 `server-time` stamps (`2026-11-23T06:40:00.123Z`), written without a DateFormatter:
+/// every delivered line may carry one, so this is on the hot path.
+enum Timestamp {
+    static func format(_ date: Date) -> String {
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
+        let msOfDay = millis - days * 86_400_000
+        // Civil-from-days (Howard Hinnant's algorithm).
+        days += 719_468
+        let era = (days >= 0 ? days : days - 146_096) / 146_097
+        let doe = days - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
+        let h = msOfDay / 3_600_000, m = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, ms = msOfDay % 1000
+        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(ms, 3))Z"
+    }
+
+    /// Reads `2026-11-23T06:40:00.123Z` (fraction optional); nil for anything else.
+    static func parse(_ text: String) -> Date? {
+        let u = Array(text.utf8)
+        guard u.count >= 20, u.last == UInt8(ascii: "Z") else { return nil }
+        func num(_ from: Int, _ len: Int) -> Int64? {
+            guard from + len <= u.count else { return nil }
+            var v: Int64 = 0
+            for b in u[from..<from + len] {
+                guard b >= 48 && b <= 57 else { return nil }
+                v = v * 10 + Int64(b - 48)
+            }
+            return v
+        }
+        guard let y = num(0, 4), let mo = num(5, 2), let d = num(8, 2), let h = num(11, 2), let mi = num(14, 2),
+              let s = num(17, 2), (1...12).contains(mo), (1...31).contains(d), h < 24, mi < 60, s < 61 else { return nil }
+        var ms: Int64 = 0
+        if u.count > 20 && u[19] == UInt8(ascii: ".") {
+            let digits = u.count - 21
+            guard digits > 0, let frac = num(20, digits) else { return nil }
+            ms = digits >= 3 ? frac / pow10(digits - 3) : frac * pow10(3 - digits)
+        }
+        // Days-from-civil.
+        let yy = mo <= 2 ? y - 1 : y
+        let era = (yy >= 0 ? yy : yy - 399) / 400
+        let yoe = yy - era * 400
+        let doy = (153 * (mo > 2 ? mo - 3 : mo + 9) + 2) / 5 + d - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146_097 + doe - 719_468
+        let total = ((days * 24 + h) * 60 + mi) * 60 + s
+        return Date(timeIntervalSince1970: Double(total) + Double(ms) / 1000)
+    }
+
+    private static func pow10(_ n: Int) -> Int64 { (0..<n).reduce(1) { acc, _ in acc * 10 } }
+
+    private static func pad(_ v: Int64, _ width: Int) -> String {
+        let s = String(v)
+        return s.count >= width ? s : String(repeating: "0", count: width - s.count) + s
+    }
+}

@@ -1,0 +1,306 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+extension IRCServer {
+    // JOIN <room>{,<room>} [<key>{,<key>}]  |  JOIN 0 (leave every room)
+    func handleJoin(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        if m.params[0] == "0" {
+            for room in Array(client.rooms.values) { leave(room, client, verb: "PART", reason: "Left all rooms", reply: reply) }
+            return
+        }
+        let names = m.params[0].split(separator: ",").map(String.init)
+        let keys = m.params.count > 1 ? m.params[1].split(separator: ",", omittingEmptySubsequences: false).map(String.init) : []
+        for (i, roomName) in names.enumerated() {
+            join(client, roomName, key: i < keys.count ? keys[i] : nil, reply: reply)
+        }
+    }
+
+    private func join(_ client: Client, _ roomName: String, key: String?, reply: Reply) {
+        guard Names.isValidChannel(roomName) else {
+            return reply.numeric(.noSuchChannel, roomName, "Illegal room name: use # and up to 49 characters without spaces or commas")
+        }
+        let roomKey = Names.fold(roomName)
+        if client.rooms[roomKey] != nil { return }
+        guard client.rooms.count < config.maxChannelsPerClient else {
+            return reply.numeric(.tooManyChannels, roomName, "You have joined too many rooms")
+        }
+        let accountKey = client.account?.key
+        if let room = rooms[roomKey] {
+            let remembered = accountKey.flatMap { room.memberships[$0] }
+            let invited = room.invitedNicks.contains(client.nickKey)
+            if remembered?.role != .manager && !invited && room.isBanned(client) {
+                return reply.numeric(.bannedFromChan, room.name, "Cannot join room (+b): you are banned")
+            }
+            if room.room.modes.inviteOnly && remembered == nil && !invited {
+                return reply.numeric(.inviteOnlyChan, room.name, "Cannot join room (+i): a manager must invite you")
+            }
+            if let requiredKey = room.room.modes.key, remembered == nil, !invited, key != requiredKey {
+                return reply.numeric(.badChannelKey, room.name, "Cannot join room (+k): wrong or missing key")
+            }
+            if let limit = room.room.modes.limit, remembered == nil, room.members.count >= limit {
+                return reply.numeric(.channelIsFull, room.name, "Cannot join room (+l): it is full")
+            }
+            room.invitedNicks.remove(client.nickKey)
+            var status: LiveRoom.Status = []
+            if let remembered {
+                if remembered.role == .manager { status.insert(.op) }
+                if remembered.voiced { status.insert(.voice) }
+            } else if !room.memberships.values.contains(where: { $0.role == .manager })
+                        && !room.members.contains(where: { room.isOp($0) }) {
+                // A room nobody manages goes to whoever comes in first, as an empty IRC channel would.
+                status.insert(.op)
+            }
+            if remembered == nil, let accountKey {
+                remember(Membership(room: room.key, account: accountKey, role: status.contains(.op) ? .manager : .member, since: now()), in: room)
+            }
+            enter(room, client, status: status, reply: reply)
+        } else {
+            let room = LiveRoom(room: Room(name: roomName, createdAt: now()))
+            rooms[roomKey] = room
+            let stored = room.room
+            persist("room \(roomName)") { try $0.saveRoom(stored) }
+            if let accountKey {
+                remember(Membership(room: roomKey, account: accountKey, role: .manager, since: now()), in: room)
+            }
+            enter(room, client, status: .op, reply: reply)
+        }
+    }
+
+    func remember(_ membership: Membership, in room: LiveRoom) {
+        room.memberships[membership.account] = membership
+        persist("membership") { try $0.saveMembership(membership) }
+    }
+
+    func forget(_ accountKey: String, in room: LiveRoom) {
+        guard room.memberships.removeValue(forKey: accountKey) != nil else { return }
+        let roomKey = room.key
+        persist("membership") { try $0.deleteMembership(room: roomKey, account: accountKey) }
+    }
+
+    /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
+    func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply?) {
+        room.add(client, status: status)
+        client.rooms[room.key] = room
+        let t = now()
+        let plain = Outgoing(Message(source: client.prefix, "JOIN", [room.name]), time: t, account: client.accountName)
+        let extended = Outgoing(Message(source: client.prefix, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
+                                time: t, account: client.accountName)
+        broadcast(plain, to: room.members, reply: reply, only: { !$0.caps.contains(.extendedJoin) })
+        broadcast(extended, to: room.members, reply: reply, only: { $0.caps.contains(.extendedJoin) })
+        if let away = client.away {
+            let out = Outgoing(Message(source: client.prefix, "AWAY", [away]), time: t, account: client.accountName)
+            broadcast(out, to: room.members, except: client, only: { $0.caps.contains(.awayNotify) })
+        }
+        let send: (Message) -> Void = { message in
+            if let reply { reply.send(message) } else { self.send(Outgoing(message, time: t), to: client) }
+        }
+        if !room.room.topic.isEmpty {
+            send(Message(source: name, Numeric.topic.rawValue, [client.nick, room.name, room.room.topic]))
+            send(Message(source: name, Numeric.topicWhoTime.rawValue,
+                         [client.nick, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0))]))
+        }
+        for line in namesLines(room, for: client) { send(line) }
+        replayHistory(room, to: client)
+    }
+
+    /// After login: back into every room the account is remembered in.
+    func rejoinRooms(_ client: Client) {
+        guard let accountKey = client.account?.key else { return }
+        for room in rooms.values.sorted(by: { $0.room.createdAt < $1.room.createdAt }) {
+            guard let m = room.memberships[accountKey], !room.contains(client) else { continue }
+            var status: LiveRoom.Status = []
+            if m.role == .manager { status.insert(.op) }
+            if m.voiced { status.insert(.voice) }
+            enter(room, client, status: status, reply: nil)
+        }
+    }
+
+    /// The last lines of a room for a client that cannot ask for them (no `draft/chathistory`).
+    private func replayHistory(_ room: LiveRoom, to client: Client) {
+        guard config.historyReplayLines > 0, !client.caps.contains(.chathistory) else { return }
+        let key = room.key, limit = config.historyReplayLines
+        readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit)) }.whenSuccess { entries in
+            guard !entries.isEmpty, !client.closing, room.contains(client) else { return }
+            let stamp = !client.caps.contains(.serverTime)
+            let lines = entries.map { e -> Outgoing in
+                let text = stamp ? "[\(Self.shortTime(e.time))] \(e.text)" : e.text
+                return Outgoing(Message(source: e.source, e.command, [e.target, text]), time: e.time, msgid: e.msgid, account: e.account)
+            }
+            if client.caps.contains(.batch) {
+                let id = client.nextBatchID()
+                self.send(Outgoing(Message(source: self.name, "BATCH", ["+" + id, "chathistory", room.name]), time: self.now()), to: client)
+                for var line in lines { line.batch = id; self.send(line, to: client) }
+                self.send(Outgoing(Message(source: self.name, "BATCH", ["-" + id]), time: self.now()), to: client)
+            } else {
+                for line in lines { self.send(line, to: client) }
+            }
+        }
+    }
+
+    static func shortTime(_ date: Date) -> String {
+        let s = Timestamp.format(date)  // 2026-11-23T06:40:00.000Z
+        let chars = Array(s)
+        return String(chars[0..<10]) + " " + String(chars[11..<16]) + " UTC"
+    }
+
+    func namesLines(_ room: LiveRoom, for client: Client) -> [Message] {
+        let symbol = room.room.modes.secret ? "@" : "="
+        let multi = client.caps.contains(.multiPrefix), full = client.caps.contains(.userhostInNames)
+        var lines: [Message] = []
+        var current: [String] = []
+        var length = 0
+        for member in room.members {
+            if member.invisible && !room.contains(client) { continue }
+            let entry = room.prefix(of: member, multiPrefix: multi) + (full ? member.prefix : member.nick)
+            if length + entry.utf8.count + 1 > 400 {
+                lines.append(Message(source: name, Numeric.namReply.rawValue, [client.nick, symbol, room.name, current.joined(separator: " ")]))
+                current.removeAll()
+                length = 0
+            }
+            current.append(entry)
+            length += entry.utf8.count + 1
+        }
+        if !current.isEmpty {
+            lines.append(Message(source: name, Numeric.namReply.rawValue, [client.nick, symbol, room.name, current.joined(separator: " ")]))
+        }
+        lines.append(Message(source: name, Numeric.endOfNames.rawValue, [client.nick, room.name, "End of /NAMES list"]))
+        return lines
+    }
+
+    /// Takes `client` out of `room` (PART or KICK) and forgets the membership: leaving is deliberate.
+    func leave(_ room: LiveRoom, _ client: Client, verb: String, reason: String?, by kicker: Client? = nil, reply: Reply?) {
+        let message: Message
+        if verb == "KICK", let kicker {
+            message = Message(source: kicker.prefix, "KICK", [room.name, client.nick, reason ?? kicker.nick])
+        } else {
+            message = Message(source: client.prefix, "PART", reason.map { [room.name, $0] } ?? [room.name])
+        }
+        let source = kicker ?? client
+        broadcast(Outgoing(message, time: now(), account: source.accountName), to: room.members, reply: reply)
+        room.remove(client)
+        client.rooms.removeValue(forKey: room.key)
+        if let accountKey = client.account?.key { forget(accountKey, in: room) }
+    }
+
+    func room(named name: String, reply: Reply) -> LiveRoom? {
+        guard let room = rooms[Names.fold(name)] else {
+            reply.numeric(.noSuchChannel, name, "No such room")
+            return nil
+        }
+        return room
+    }
+
+    // PART <room>{,<room>} [:<reason>]
+    func handlePart(_ reply: Reply, _ m: Message) {
+        for roomName in m.params[0].split(separator: ",").map(String.init) {
+            guard let room = room(named: roomName, reply: reply) else { continue }
+            guard room.contains(reply.client) else {
+                reply.numeric(.notOnChannel, room.name, "You're not in that room")
+                continue
+            }
+            leave(room, reply.client, verb: "PART", reason: m.params.count > 1 ? m.params[1] : nil, reply: reply)
+        }
+    }
+
+    // TOPIC <room> [:<topic>]
+    func handleTopic(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard let room = room(named: m.params[0], reply: reply) else { return }
+        guard m.params.count > 1 else {
+            if room.room.modes.secret && !room.contains(client) {
+                return reply.numeric(.notOnChannel, room.name, "You're not in that room")
+            }
+            if room.room.topic.isEmpty { return reply.numeric(.noTopic, room.name, "No topic is set") }
+            reply.numeric(.topic, room.name, room.room.topic)
+            reply.numeric(.topicWhoTime, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0)))
+            return
+        }
+        guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
+        guard !room.room.modes.topicLocked || room.isOp(client) else {
+            return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change the topic (+t)")
+        }
+        let topic = String(m.params[1].prefix(Limits.topicLength))
+        room.room.topic = topic
+        room.room.topicSetBy = client.prefix
+        room.room.topicSetAt = now()
+        let stored = room.room
+        persist("topic") { try $0.saveRoom(stored) }
+        broadcast(Outgoing(Message(source: client.prefix, "TOPIC", [room.name, topic]), time: now(), account: client.accountName),
+                  to: room.members, reply: reply)
+    }
+
+    // NAMES [<room>]
+    func handleNames(_ reply: Reply, _ m: Message) {
+        guard let roomName = m.params.first?.split(separator: ",").first.map(String.init) else {
+            return reply.numeric(.endOfNames, "*", "End of /NAMES list")
+        }
+        guard let room = rooms[Names.fold(roomName)], !room.room.modes.secret || room.contains(reply.client) else {
+            return reply.numeric(.endOfNames, roomName, "End of /NAMES list")
+        }
+        for line in namesLines(room, for: reply.client) { reply.send(line) }
+    }
+
+    // LIST [<room>{,<room>}] [<N | >N]
+    func handleList(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        var wanted: Set<String>?
+        var minUsers = -1, maxUsers = Int.max
+        for param in m.params {
+            if param.hasPrefix(">"), let n = Int(param.dropFirst()) { minUsers = n }
+            else if param.hasPrefix("<"), let n = Int(param.dropFirst()) { maxUsers = n }
+            else { wanted = Set(param.split(separator: ",").map { Names.fold(String($0)) }) }
+        }
+        reply.numeric(.listStart, "Room", "Users  Name")
+        for room in rooms.values.sorted(by: { $0.key < $1.key }) {
+            if let wanted, !wanted.contains(room.key) { continue }
+            if room.room.modes.secret && !room.contains(client) { continue }
+            let count = room.members.count
+            guard count > minUsers && count < maxUsers else { continue }
+            let modes = room.modeString(showParameters: false).joined(separator: " ")
+            reply.numeric(.list, room.name, String(count), "[\(modes)] \(room.room.topic)")
+        }
+        reply.numeric(.listEnd, "End of /LIST")
+    }
+
+    // KICK <room> <nick>{,<nick>} [:<reason>]
+    func handleKick(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard let room = room(named: m.params[0], reply: reply) else { return }
+        guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
+        guard room.isOp(client) else { return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick") }
+        let reason = m.params.count > 2 ? String(m.params[2].prefix(Limits.kickLength)) : nil
+        for nick in m.params[1].split(separator: ",").prefix(4).map(String.init) {
+            guard let target = nicks[Names.fold(nick)], room.contains(target) else {
+                reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
+                continue
+            }
+            leave(room, target, verb: "KICK", reason: reason, by: client, reply: reply)
+        }
+    }
+
+    // INVITE <nick> <room>
+    func handleInvite(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard let target = nicks[Names.fold(m.params[0])] else {
+            return reply.numeric(.noSuchNick, m.params[0], "No such nick")
+        }
+        guard let room = room(named: m.params[1], reply: reply) else { return }
+        guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
+        guard !room.room.modes.inviteOnly || room.isOp(client) else {
+            return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may invite to an invite-only room")
+        }
+        guard !room.contains(target) else { return reply.numeric(.userOnChannel, target.nick, room.name, "is already in the room") }
+        room.invitedNicks.insert(target.nickKey)
+        // A manager's invitation adds a logged-in person to the room for good.
+        if room.isOp(client), let accountKey = target.account?.key, room.memberships[accountKey] == nil {
+            remember(Membership(room: room.key, account: accountKey, role: .member, since: now()), in: room)
+        }
+        reply.numeric(.inviting, target.nick, room.name)
+        let invite = Outgoing(Message(source: client.prefix, "INVITE", [target.nick, room.name]), time: now(), account: client.accountName)
+        send(invite, to: target)
+        broadcast(invite, to: room.members, except: client, only: { $0.caps.contains(.inviteNotify) && room.isOp($0) })
+        if let away = target.away { reply.numeric(.away, target.nick, away) }
+    }
+}

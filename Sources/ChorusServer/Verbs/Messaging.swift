@@ -1,0 +1,131 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+extension IRCServer {
+    // PRIVMSG <target>{,<target>} :<text>
+    func handlePrivmsg(_ reply: Reply, _ m: Message) {
+        relay(reply, m, command: "PRIVMSG")
+    }
+
+    // NOTICE <target>{,<target>} :<text>   (never answered with an error, as RFC 2812 asks)
+    func handleNotice(_ reply: Reply, _ m: Message) {
+        relay(reply, m, command: "NOTICE")
+    }
+
+    // TAGMSG <target>{,<target>}   (only tags, e.g. typing notifications; not stored)
+    func handleTagmsg(_ reply: Reply, _ m: Message) {
+        relay(reply, m, command: "TAGMSG")
+    }
+
+    private func relay(_ reply: Reply, _ m: Message, command: String) {
+        let client = reply.client
+        let quiet = command == "NOTICE"
+        guard let targets = m.params.first, !targets.isEmpty else {
+            if !quiet { reply.numeric(.noRecipient, "No recipient given (\(command))") }
+            return
+        }
+        let text = m.params.count > 1 ? m.params[1] : ""
+        if command != "TAGMSG" && text.isEmpty {
+            if !quiet { reply.numeric(.noTextToSend, "No text to send") }
+            return
+        }
+        let clientTags = m.clientTags
+        if command == "TAGMSG" && clientTags.isEmpty { return }
+        client.lastSpokeAt = now()
+        for target in targets.split(separator: ",").prefix(4).map(String.init) {
+            let t = now()
+            let msgid = ids.next(at: t)
+            let out = Outgoing(Message(source: client.prefix, command, command == "TAGMSG" ? [target] : [target, text]),
+                               time: t, msgid: msgid, account: client.accountName, clientTags: clientTags)
+            let recipients: (Client) -> Bool = { command != "TAGMSG" || $0.caps.contains(.messageTags) }
+            let echo = client.caps.contains(.echoMessage)
+
+            // @#room and +#room reach only the managers (and voiced members).
+            var roomName = target
+            var statusFilter: LiveRoom.Status?
+            if let first = target.first, first == "@" || first == "+", target.count > 1 {
+                roomName = String(target.dropFirst())
+                statusFilter = first == "@" ? .op : [.op, .voice]
+            }
+            if Names.isChannel(roomName) {
+                guard let room = rooms[Names.fold(roomName)] else {
+                    if !quiet { reply.numeric(.noSuchChannel, roomName, "No such room") }
+                    continue
+                }
+                guard room.canSpeak(client), !(room.isBanned(client) && (room.status(of: client) ?? []).isEmpty) else {
+                    if !quiet {
+                        let why = room.contains(client) ? "the room is moderated (+m) or you are banned" : "you are not in the room (+n)"
+                        reply.numeric(.cannotSendToChan, room.name, "Cannot send to room: \(why)")
+                    }
+                    continue
+                }
+                broadcast(out, to: room.members, except: echo ? nil : client, reply: reply, only: { member in
+                    guard recipients(member) else { return false }
+                    guard let statusFilter else { return true }
+                    return member === client || !(room.status(of: member) ?? []).isDisjoint(with: statusFilter)
+                })
+                if command != "TAGMSG" && statusFilter == nil {
+                    record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
+                                        account: client.accountName, target: room.name, text: text,
+                                        clientTags: Self.serializeTags(clientTags)))
+                }
+            } else if target.hasPrefix("$") {
+                // $* : a server-wide notice from an operator.
+                guard client.isOper else {
+                    if !quiet { reply.numeric(.noPrivileges, "Permission Denied: only operators may message the whole server") }
+                    continue
+                }
+                broadcast(out, to: clients.values.filter(\.registered), except: echo ? nil : client, reply: reply, only: recipients)
+            } else {
+                guard let peer = nicks[Names.fold(target)] else {
+                    if !quiet {
+                        let why = Names.fold(target) == Names.fold(config.serviceNick) ? "the \(target) service is not running" : "No such nick"
+                        reply.numeric(.noSuchNick, target, why)
+                    }
+                    continue
+                }
+                if recipients(peer) { send(out, to: peer) }
+                if echo && peer !== client { reply.add(out) }
+                if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
+                // Private lines are kept between accounts, so both sides can page them back later.
+                if command != "TAGMSG", let from = client.account, let to = peer.account {
+                    record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: to.name), msgid: msgid,
+                                        time: t, command: command, source: client.prefix, account: from.name,
+                                        target: peer.nick, text: text, clientTags: Self.serializeTags(clientTags)))
+                }
+            }
+        }
+    }
+
+    static func serializeTags(_ tags: [Message.Tag]) -> String {
+        guard !tags.isEmpty else { return "" }
+        return Message(tags: tags, "X").serialized().dropFirst().split(separator: " ").first.map(String.init) ?? ""
+    }
+
+    // AWAY [:<message>]
+    func handleAway(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        let text = m.params.first.map { String($0.prefix(Limits.awayLength)) } ?? ""
+        client.away = text.isEmpty ? nil : text
+        if client.away == nil {
+            reply.numeric(.unaway, "You are no longer marked as being away")
+        } else {
+            reply.numeric(.nowAway, "You have been marked as being away")
+        }
+        let out = Outgoing(Message(source: client.prefix, "AWAY", client.away.map { [$0] } ?? []), time: now(), account: client.accountName)
+        broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
+    }
+
+    // SETNAME :<realname>
+    func handleSetname(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        let realname = m.params[0]
+        guard !realname.isEmpty, realname.utf8.count <= Limits.realnameLength else {
+            return reply.fail("INVALID_REALNAME", "A real name must be 1-\(Limits.realnameLength) bytes")
+        }
+        client.realname = realname
+        let out = Outgoing(Message(source: client.prefix, "SETNAME", [realname]), time: now(), account: client.accountName)
+        broadcast(out, to: peersAndSelf(of: client), reply: reply, only: { $0 === client || $0.caps.contains(.setname) })
+    }
+}

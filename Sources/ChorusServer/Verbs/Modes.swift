@@ -1,0 +1,169 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+extension IRCServer {
+    // MODE <nick> [<+|-modes>]  |  MODE <room> [<+|-modes> [<args>…]]
+    func handleMode(_ reply: Reply, _ m: Message) {
+        if Names.isChannel(m.params[0]) { roomMode(reply, m) } else { userMode(reply, m) }
+    }
+
+    private func userMode(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard Names.fold(m.params[0]) == client.nickKey else {
+            if nicks[Names.fold(m.params[0])] == nil { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
+            return reply.numeric(.usersDontMatch, "You can't change or view modes of other users")
+        }
+        guard m.params.count > 1 else { return reply.numeric(.umodeIs, userModeString(client)) }
+        var adding = true, applied = "", sign: Character? = nil, unknown = false
+        for ch in m.params[1] {
+            switch ch {
+            case "+": adding = true
+            case "-": adding = false
+            case "i", "B", "o", "w":
+                if ch == "o" && adding { continue }  // +o only through OPER
+                var changed = false
+                switch ch {
+                case "i": changed = client.invisible != adding; client.invisible = adding
+                case "B": changed = client.isBot != adding; client.isBot = adding
+                case "o": changed = client.isOper; client.isOper = false
+                default: changed = false
+                }
+                if changed {
+                    let s: Character = adding ? "+" : "-"
+                    if sign != s { applied.append(s); sign = s }
+                    applied.append(ch)
+                }
+            default: unknown = true
+            }
+        }
+        if unknown { reply.numeric(.uModeUnknownFlag, "Unknown MODE flag") }
+        if !applied.isEmpty { reply.send(Message(source: client.prefix, "MODE", [client.nick, applied])) }
+    }
+
+    func userModeString(_ client: Client) -> String {
+        "+" + (client.isBot ? "B" : "") + (client.invisible ? "i" : "") + (client.isOper ? "o" : "")
+    }
+
+    private func roomMode(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard let room = room(named: m.params[0], reply: reply) else { return }
+        guard m.params.count > 1 else {
+            reply.numeric(.channelModeIs, params: [room.name] + room.modeString(showParameters: room.contains(client)))
+            reply.numeric(.creationTime, room.name, String(Int(room.room.createdAt.timeIntervalSince1970)))
+            return
+        }
+        var args = Array(m.params.dropFirst(2))
+        func nextArg() -> String? { args.isEmpty ? nil : args.removeFirst() }
+
+        let isOp = room.isOp(client)
+        var adding = true
+        var applied: [(Character, Character, String?)] = []  // sign, mode, arg
+        var changedRoom = false
+        var changes = 0
+        for ch in m.params[1] {
+            switch ch {
+            case "+": adding = true; continue
+            case "-": adding = false; continue
+            default: break
+            }
+            switch ch {
+            case "b":
+                guard let mask = nextArg() else {
+                    // The ban list is open to anyone who can see the room.
+                    for ban in room.room.bans { reply.numeric(.banList, room.name, ban) }
+                    reply.numeric(.endOfBanList, room.name, "End of room ban list")
+                    continue
+                }
+                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change bans"); return }
+                let normalized = Self.normalizeBan(mask)
+                if adding, !room.room.bans.contains(normalized), room.room.bans.count < 100 {
+                    room.room.bans.append(normalized)
+                } else if !adding, let i = room.room.bans.firstIndex(of: normalized) {
+                    room.room.bans.remove(at: i)
+                } else { continue }
+                applied.append((adding ? "+" : "-", "b", normalized)); changedRoom = true
+            case "o", "v":
+                guard let nick = nextArg() else { continue }
+                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return }
+                guard let target = nicks[Names.fold(nick)], room.contains(target) else {
+                    reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
+                    continue
+                }
+                var status = room.status(of: target) ?? []
+                let flag: LiveRoom.Status = ch == "o" ? .op : .voice
+                guard status.contains(flag) != adding else { continue }
+                if adding { status.insert(flag) } else { status.remove(flag) }
+                room.setStatus(target, status)
+                if let accountKey = target.account?.key {
+                    // Roles are remembered: a manager stays a manager across reconnects.
+                    remember(Membership(room: room.key, account: accountKey, role: status.contains(.op) ? .manager : .member,
+                                        voiced: status.contains(.voice), since: room.memberships[accountKey]?.since ?? now()), in: room)
+                }
+                applied.append((adding ? "+" : "-", ch, target.nick))
+            case "k":
+                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
+                if adding {
+                    guard let key = nextArg(), !key.isEmpty, !key.contains(",") else { continue }
+                    room.room.modes.key = String(key.prefix(32))
+                    applied.append(("+", "k", room.room.modes.key))
+                } else {
+                    _ = nextArg()
+                    guard room.room.modes.key != nil else { continue }
+                    room.room.modes.key = nil
+                    applied.append(("-", "k", "*"))
+                }
+                changedRoom = true
+            case "l":
+                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
+                if adding {
+                    guard let text = nextArg(), let limit = Int(text), limit > 0 else { continue }
+                    room.room.modes.limit = limit
+                    applied.append(("+", "l", String(limit)))
+                } else {
+                    guard room.room.modes.limit != nil else { continue }
+                    room.room.modes.limit = nil
+                    applied.append(("-", "l", nil))
+                }
+                changedRoom = true
+            case "i", "m", "n", "s", "t":
+                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
+                let path: WritableKeyPath<RoomModes, Bool> = switch ch {
+                case "i": \.inviteOnly
+                case "m": \.moderated
+                case "n": \.noExternal
+                case "s": \.secret
+                default: \.topicLocked
+                }
+                guard room.room.modes[keyPath: path] != adding else { continue }
+                room.room.modes[keyPath: path] = adding
+                applied.append((adding ? "+" : "-", ch, nil)); changedRoom = true
+            default:
+                reply.numeric(.unknownMode, String(ch), "is not a room mode I know")
+            }
+            changes += 1
+            if changes >= 4 + 8 { break }  // a generous bound on one line's work
+        }
+        guard !applied.isEmpty else { return }
+        if changedRoom {
+            let stored = room.room
+            persist("room modes") { try $0.saveRoom(stored) }
+        }
+        var flags = "", params: [String] = [], sign: Character? = nil
+        for (s, mode, arg) in applied {
+            if s != sign { flags.append(s); sign = s }
+            flags.append(mode)
+            if let arg { params.append(arg) }
+        }
+        let out = Outgoing(Message(source: client.prefix, "MODE", [room.name, flags] + params), time: now(), account: client.accountName)
+        broadcast(out, to: room.members, reply: reply)
+    }
+
+    /// `nick` → `nick!*@*`, `user@host` → `*!user@host`; extbans (`$a:account`) stay as written.
+    static func normalizeBan(_ mask: String) -> String {
+        if mask.hasPrefix("$") { return mask }
+        if mask.contains("!") { return mask.contains("@") ? mask : mask + "@*" }
+        if mask.contains("@") { return "*!" + mask }
+        return mask + "!*@*"
+    }
+}

@@ -1,0 +1,164 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+extension IRCServer {
+    // WHO <mask> [%<fields>[,<token>]]   (WHOX when the second parameter starts with %)
+    func handleWho(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        let mask = m.params.first ?? "*"
+        var fields: Set<Character>?
+        var token = "0"
+        if m.params.count > 1, m.params[1].hasPrefix("%") {
+            let spec = m.params[1].dropFirst().split(separator: ",", maxSplits: 1)
+            fields = Set(spec.first ?? "")
+            if spec.count > 1 { token = String(spec[1].prefix(3)) }
+        }
+        var rows: [(Client, LiveRoom?)] = []
+        if Names.isChannel(mask) {
+            if let room = rooms[Names.fold(mask)], !room.room.modes.secret || room.contains(client) {
+                rows = room.members.map { ($0, room) }
+            }
+        } else if let exact = nicks[Names.fold(mask)] {
+            rows = [(exact, exact.rooms.values.first)]
+        } else {
+            let shared = Set(peers(of: client).map(ObjectIdentifier.init))
+            for other in clients.values where other.registered {
+                guard !other.invisible || other === client || shared.contains(ObjectIdentifier(other)) else { continue }
+                if mask == "*" || mask == "0" || Names.matches(mask: mask, other.nick) || Names.matches(mask: mask, other.host)
+                    || Names.matches(mask: mask, other.realname) {
+                    rows.append((other, nil))
+                }
+                if rows.count >= 200 { break }
+            }
+        }
+        let multi = client.caps.contains(.multiPrefix)
+        for (other, room) in rows {
+            var flags = other.away == nil ? "H" : "G"
+            if other.isOper { flags += "*" }
+            if other.isBot { flags += "B" }
+            if let room { flags += room.prefix(of: other, multiPrefix: multi) }
+            let roomName = room?.name ?? "*"
+            guard let fields else {
+                reply.numeric(.whoReply, roomName, other.user, other.host, name, other.nick, flags, "0 \(other.realname)")
+                continue
+            }
+            var params: [String] = []
+            for f in "tcuihsnfdlaor" where fields.contains(f) {
+                switch f {
+                case "t": params.append(token)
+                case "c": params.append(roomName)
+                case "u": params.append(other.user)
+                case "i": params.append(client.isOper || other === client ? other.ip : "255.255.255.255")
+                case "h": params.append(other.host)
+                case "s": params.append(name)
+                case "n": params.append(other.nick)
+                case "f": params.append(flags)
+                case "d": params.append("0")
+                case "l": params.append(String(Int(now().timeIntervalSince(other.lastSpokeAt))))
+                case "a": params.append(other.accountName ?? "0")
+                case "o": params.append("n/a")
+                default: params.append(other.realname)
+                }
+            }
+            reply.numeric(.whoSpcRpl, params: params)
+        }
+        reply.numeric(.endOfWho, mask, "End of WHO list")
+    }
+
+    // WHOIS [<server>] <nick>
+    func handleWhois(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        let nick = m.params.count > 1 ? m.params[1] : m.params[0]
+        guard let other = nicks[Names.fold(nick)] else {
+            reply.numeric(.noSuchNick, nick, "No such nick")
+            return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")
+        }
+        reply.numeric(.whoisUser, other.nick, other.user, other.host, "*", other.realname)
+        let visible = other.rooms.values
+            .filter { !$0.room.modes.secret || $0.contains(client) }
+            .sorted { $0.key < $1.key }
+            .map { $0.prefix(of: other, multiPrefix: false) + $0.name }
+        if !visible.isEmpty { reply.numeric(.whoisChannels, other.nick, visible.joined(separator: " ")) }
+        reply.numeric(.whoisServer, other.nick, name, config.network)
+        if other.isOper { reply.numeric(.whoisOperator, other.nick, "is an IRC operator") }
+        if let away = other.away { reply.numeric(.away, other.nick, away) }
+        if let account = other.accountName { reply.numeric(.whoisAccount, other.nick, account, "is logged in as") }
+        if other.isTLS { reply.numeric(.whoisSecure, other.nick, "is using a secure connection") }
+        if other.isBot { reply.numeric(.whoisBot, other.nick, "is a bot") }
+        if client.isOper || other === client { reply.numeric(.whoisActually, other.nick, other.ip, "Actual host") }
+        reply.numeric(.whoisIdle, other.nick, String(Int(now().timeIntervalSince(other.lastSpokeAt))),
+                      String(Int(other.connectedAt.timeIntervalSince1970)), "seconds idle, signon time")
+        reply.numeric(.endOfWhois, other.nick, "End of /WHOIS list")
+    }
+
+    // WHOWAS <nick> [<count>]
+    func handleWhowas(_ reply: Reply, _ m: Message) {
+        let nick = m.params[0]
+        let count = m.params.count > 1 ? max(1, Int(m.params[1]) ?? 10) : 10
+        let matches = whowas.reversed().filter { Names.fold($0.nick) == Names.fold(nick) }.prefix(count)
+        if matches.isEmpty { reply.numeric(.wasNoSuchNick, nick, "There was no such nickname") }
+        for e in matches {
+            reply.numeric(.whowasUser, e.nick, e.user, e.host, "*", e.realname)
+            if let account = e.account { reply.numeric(.whoisAccount, e.nick, account, "was logged in as") }
+            reply.numeric(.whoisServer, e.nick, name, Timestamp.format(e.time))
+        }
+        reply.numeric(.endOfWhowas, nick, "End of WHOWAS")
+    }
+
+    // USERHOST <nick>{ <nick>}   (up to 5)
+    func handleUserhost(_ reply: Reply, _ m: Message) {
+        let entries = m.params.prefix(5).compactMap { nicks[Names.fold($0)] }.map { c in
+            "\(c.nick)\(c.isOper ? "*" : "")=\(c.away == nil ? "+" : "-")\(c.user)@\(c.host)"
+        }
+        reply.numeric(.userhost, entries.joined(separator: " "))
+    }
+
+    // ISON <nick>{ <nick>}
+    func handleIson(_ reply: Reply, _ m: Message) {
+        let present = m.params.flatMap { $0.split(separator: " ") }.prefix(64).compactMap { nicks[Names.fold(String($0))]?.nick }
+        reply.numeric(.ison, present.joined(separator: " "))
+    }
+
+    // LUSERS
+    func handleLusers(_ reply: Reply, _ m: Message) { sendLusers(reply) }
+
+    func sendLusers(_ reply: Reply) {
+        let users = nicks.count
+        let invisible = nicks.values.filter(\.invisible).count
+        let opers = nicks.values.filter(\.isOper).count
+        reply.numeric(.luserClient, "There are \(users - invisible) users and \(invisible) invisible on 1 server")
+        if opers > 0 { reply.numeric(.luserOp, String(opers), "operator(s) online") }
+        if unregisteredCount > 0 { reply.numeric(.luserUnknown, String(unregisteredCount), "unknown connection(s)") }
+        reply.numeric(.luserChannels, String(rooms.count), "rooms formed")
+        reply.numeric(.luserMe, "I have \(clients.count) clients and 0 servers")
+        reply.numeric(.localUsers, String(users), String(users), "Current local users \(users), max \(users)")
+        reply.numeric(.globalUsers, String(users), String(users), "Current global users \(users), max \(users)")
+    }
+
+    // MOTD
+    func handleMotd(_ reply: Reply, _ m: Message) { sendMotd(reply) }
+
+    func sendMotd(_ reply: Reply) {
+        guard !config.motd.isEmpty else { return reply.numeric(.noMotd, "MOTD File is missing") }
+        reply.numeric(.motdStart, "- \(name) Message of the day - ")
+        for line in config.motd.split(separator: "\n", omittingEmptySubsequences: false) {
+            reply.numeric(.motd, "- " + line)
+        }
+        reply.numeric(.endOfMotd, "End of /MOTD command.")
+    }
+
+    // VERSION
+    func handleVersion(_ reply: Reply, _ m: Message) {
+        reply.numeric(.version, version, name, "Chorus: an IRC server for teams that share work")
+        for tokens in ISupport.tokens(config).chunks(ofCount: 12) {
+            reply.numeric(.isupport, params: tokens + ["are supported by this server"])
+        }
+    }
+
+    // TIME
+    func handleTime(_ reply: Reply, _ m: Message) {
+        let t = now()
+        reply.numeric(.time, name, String(Int(t.timeIntervalSince1970)), "0", Timestamp.format(t))
+    }
+}

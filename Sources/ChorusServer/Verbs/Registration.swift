@@ -1,0 +1,339 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+import NIOCore
+
+extension IRCServer {
+    // CAP LS [302] | CAP LIST | CAP REQ :<caps> | CAP END
+    func handleCap(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        let target = client.registered ? client.nick : "*"
+        switch m.params[0].uppercased() {
+        case "LS":
+            if !client.registered { client.capNegotiating = true }
+            if let v = m.params.dropFirst().first.flatMap({ Int($0) }), v > client.capVersion { client.capVersion = v }
+            if client.capVersion >= 302 { client.caps.insert(.capNotify) }
+            let items = Caps.all.map { cap -> String in
+                guard client.capVersion >= 302, let value = cap.value else { return cap.name }
+                return "\(cap.name)=\(value)"
+            }
+            for (i, chunk) in chunked(items, maxBytes: 380).enumerated() {
+                let more = i < chunked(items, maxBytes: 380).count - 1
+                reply.send(Message(source: name, "CAP", more ? [target, "LS", "*", chunk] : [target, "LS", chunk]))
+            }
+        case "LIST":
+            let enabled = Caps.all.filter { client.caps.contains($0.cap) }.map(\.name).joined(separator: " ")
+            reply.send(Message(source: name, "CAP", [target, "LIST", enabled]))
+        case "REQ":
+            if !client.registered { client.capNegotiating = true }
+            let requested = m.params.count > 1 ? m.params[1] : ""
+            var add: Caps = [], remove: Caps = []
+            for item in requested.split(separator: " ") {
+                let off = item.hasPrefix("-")
+                guard let cap = Caps.named(String(off ? item.dropFirst() : item)) else {
+                    return reply.send(Message(source: name, "CAP", [target, "NAK", requested]))
+                }
+                if off { remove.insert(cap) } else { add.insert(cap) }
+            }
+            client.caps.formUnion(add)
+            client.caps.subtract(remove)
+            reply.send(Message(source: name, "CAP", [target, "ACK", requested]))
+        case "END":
+            guard !client.registered else { return }
+            client.capNegotiating = false
+            completeRegistration(reply)
+        default:
+            reply.send(Message(source: name, "410", [target, m.params[0], "Invalid CAP command"]))
+        }
+    }
+
+    private func chunked(_ items: [String], maxBytes: Int) -> [String] {
+        var chunks: [String] = [], current = ""
+        for item in items {
+            if !current.isEmpty && current.utf8.count + item.utf8.count + 1 > maxBytes {
+                chunks.append(current)
+                current = ""
+            }
+            current += current.isEmpty ? item : " " + item
+        }
+        chunks.append(current)
+        return chunks
+    }
+
+    // NICK <nickname>
+    func handleNick(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard let nick = m.params.first, !nick.isEmpty else {
+            return reply.numeric(.noNicknameGiven, "No nickname given")
+        }
+        guard Names.isValidNick(nick) else { return reply.numeric(.erroneusNickname, nick, "Erroneous nickname") }
+        let key = Names.fold(nick)
+        if let holder = nicks[key], holder !== client {
+            return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+        }
+        if key == Names.fold(config.serviceNick) {
+            return reply.numeric(.erroneusNickname, nick, "That nick belongs to the \(config.serviceNick) service")
+        }
+        guard client.registered else {
+            // Before registration the reservation is checked at the end, once SASL or PASS had its turn.
+            client.nick = nick
+            client.nickKey = key
+            return completeRegistration(reply)
+        }
+        if nick == client.nick { return }
+        if key != client.nickKey || client.account == nil {
+            if key != client.account?.key {
+                reply.suspend()
+                background { try self.store.account(named: nick) }.whenComplete { result in
+                    if case .success(let owner?) = result, owner.key != client.account?.key {
+                        reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
+                    } else if let holder = self.nicks[key], holder !== client {
+                        reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+                    } else {
+                        self.changeNick(of: client, to: nick, reply: reply)
+                    }
+                    reply.finish()
+                }
+                return
+            }
+        }
+        changeNick(of: client, to: nick, reply: reply)
+    }
+
+    func changeNick(of client: Client, to nick: String, reply: Reply?) {
+        guard !client.closing else { return }
+        let out = Outgoing(Message(source: client.prefix, "NICK", [nick]), time: now(), account: client.accountName)
+        rememberWhowas(client)
+        nicks.removeValue(forKey: client.nickKey)
+        client.nick = nick
+        client.nickKey = Names.fold(nick)
+        nicks[client.nickKey] = client
+        broadcast(out, to: peersAndSelf(of: client), reply: reply)
+    }
+
+    // USER <username> <mode> <unused> :<realname>
+    func handleUser(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        guard !client.registered, client.user.isEmpty else {
+            return reply.numeric(.alreadyRegistered, "You may not reregister")
+        }
+        let allowed = m.params[0].unicodeScalars.filter { $0.isASCII && $0.value > 32 && $0 != "@" && $0 != "!" }
+        let user = String(String.UnicodeScalarView(allowed)).prefix(10)
+        client.user = "~" + (user.isEmpty ? "user" : user)
+        client.realname = String(m.params[3].prefix(Limits.realnameLength))
+        completeRegistration(reply)
+    }
+
+    // PASS <account>:<password>  (or PASS <password>, with the nick as the account)
+    func handlePass(_ reply: Reply, _ m: Message) {
+        guard !reply.client.registered else { return reply.numeric(.alreadyRegistered, "You may not reregister") }
+        reply.client.pendingPass = m.params[0]
+    }
+
+    // PING <token>
+    func handlePing(_ reply: Reply, _ m: Message) {
+        reply.send(Message(source: name, "PONG", [name, m.params[0]]))
+    }
+
+    // PONG [<token>] — liveness is already noted when any line arrives.
+    func handlePong(_ reply: Reply, _ m: Message) {}
+
+    // QUIT [:<reason>]
+    func handleQuit(_ reply: Reply, _ m: Message) {
+        let reason = m.params.first ?? "Client quit"
+        reply.client.quitReason = reason
+        reply.finish()
+        disconnect(reply.client, reason: reason)
+    }
+
+    /// Registers the connection once NICK, USER and capability negotiation are done and any login has
+    /// finished: checks the nick, sends the welcome burst and puts a logged-in user back in their rooms.
+    func completeRegistration(_ reply: Reply) {
+        let client = reply.client
+        guard !client.registered, client.nick != "*", !client.user.isEmpty, !client.capNegotiating, !client.closing else { return }
+        if let pass = client.pendingPass {
+            client.pendingPass = nil
+            let (account, password): (String, String) = {
+                if let colon = pass.firstIndex(of: ":") {
+                    return (String(pass[..<colon]), String(pass[pass.index(after: colon)...]))
+                }
+                return (client.nick, pass)
+            }()
+            reply.suspend()
+            let accounts = self.accounts
+            background { try accounts.authenticate(name: account, password: password) }.whenComplete { result in
+                switch result {
+                case .success(let a):
+                    self.logIn(client, as: a, reply: reply)
+                    self.completeRegistration(reply)
+                    reply.finish()
+                case .failure:
+                    reply.numeric(.passwdMismatch, "Password incorrect")
+                    reply.finish()
+                    self.disconnect(client, reason: "Bad password for account \(account)")
+                }
+            }
+            return
+        }
+        if let holder = nicks[client.nickKey], holder !== client {
+            reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
+            return
+        }
+        if client.account?.key != client.nickKey {
+            // The nick may belong to an account this client is not logged in to.
+            let nick = client.nick
+            reply.suspend()
+            background { try self.store.account(named: nick) }.whenComplete { result in
+                if case .success(let owner?) = result, owner.key != client.account?.key {
+                    reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in (SASL or PASS) or pick another nick")
+                } else if client.nick == nick {
+                    self.finishRegistration(reply)
+                }
+                reply.finish()
+            }
+            return
+        }
+        finishRegistration(reply)
+    }
+
+    private func finishRegistration(_ reply: Reply) {
+        let client = reply.client
+        guard !client.registered, !client.closing else { return }
+        if let holder = nicks[client.nickKey], holder !== client {
+            return reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
+        }
+        client.registered = true
+        unregisteredCount -= 1
+        nicks[client.nickKey] = client
+        reply.numeric(.welcome, "Welcome to the \(config.network) IRC network, \(client.prefix)")
+        reply.numeric(.yourHost, "Your host is \(name), running version \(version)")
+        reply.numeric(.created, "This server was created \(createdAt)")
+        reply.numeric(.myInfo, name, version, "iow", "biklmnostv", "bklov")
+        for tokens in ISupport.tokens(config).chunks(ofCount: 12) {
+            reply.numeric(.isupport, params: tokens + ["are supported by this server"])
+        }
+        sendLusers(reply)
+        sendMotd(reply)
+        if client.account != nil { rejoinRooms(client) }
+    }
+
+    /// Marks the client as logged in and says so (900).
+    func logIn(_ client: Client, as account: Account, reply: Reply) {
+        client.account = account
+        reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
+        if client.registered {
+            let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
+            broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
+        }
+    }
+
+    // AUTHENTICATE PLAIN | AUTHENTICATE <base64 chunk> | AUTHENTICATE *
+    func handleAuthenticate(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        let arg = m.params[0]
+        if arg == "*" {
+            client.saslMechanism = nil
+            client.saslBuffer = ""
+            return reply.numeric(.saslAborted, "SASL authentication aborted")
+        }
+        guard let mechanism = client.saslMechanism else {
+            if client.account != nil { return reply.numeric(.saslAlready, "You have already authenticated using SASL") }
+            guard arg.uppercased() == "PLAIN" else {
+                reply.numeric(.saslMechs, "PLAIN", "are available SASL mechanisms")
+                return reply.numeric(.saslFail, "SASL authentication failed")
+            }
+            client.saslMechanism = "PLAIN"
+            client.saslBuffer = ""
+            return reply.send(Message("AUTHENTICATE", ["+"]))
+        }
+        _ = mechanism
+        if arg != "+" { client.saslBuffer += arg }
+        guard client.saslBuffer.utf8.count <= 1200 else {
+            client.saslMechanism = nil
+            client.saslBuffer = ""
+            return reply.numeric(.saslTooLong, "SASL message too long")
+        }
+        if arg.utf8.count == 400 { return }  // more chunks follow
+        let payload = client.saslBuffer
+        client.saslMechanism = nil
+        client.saslBuffer = ""
+        guard let data = Data(base64Encoded: payload) else {
+            return reply.numeric(.saslFail, "SASL authentication failed: the payload is not base64")
+        }
+        let fields = data.split(separator: 0, omittingEmptySubsequences: false).map { String(decoding: $0, as: UTF8.self) }
+        guard fields.count == 3 else { return reply.numeric(.saslFail, "SASL authentication failed: expected authzid\\0authcid\\0password") }
+        let (authz, authc, password) = (fields[0], fields[1], fields[2])
+        if !authz.isEmpty && Names.fold(authz) != Names.fold(authc) {
+            return reply.numeric(.saslFail, "SASL authentication failed: cannot act as another account")
+        }
+        client.saslAttempts += 1
+        if client.saslAttempts > 5 {
+            reply.numeric(.saslFail, "SASL authentication failed: too many attempts")
+            reply.finish()
+            return disconnect(client, reason: "Too many failed login attempts")
+        }
+        reply.suspend()
+        let accounts = self.accounts
+        background { try accounts.authenticate(name: authc, password: password) }.whenComplete { result in
+            switch result {
+            case .success(let account):
+                self.logIn(client, as: account, reply: reply)
+                reply.numeric(.saslSuccess, "SASL authentication successful")
+            case .failure:
+                reply.numeric(.saslFail, "SASL authentication failed")
+            }
+            reply.finish()
+        }
+    }
+
+    // REGISTER <account|*> <email|*> <password>   (IRCv3 draft/account-registration)
+    func handleRegister(_ reply: Reply, _ m: Message) {
+        let client = reply.client
+        var name = m.params[0]
+        if name == "*" {
+            guard client.nick != "*" else { return reply.fail("NEED_NICK", context: ["*"], "Send NICK first, or name the account") }
+            name = client.nick
+        }
+        let email = m.params[1] == "*" ? nil : m.params[1]
+        let password = m.params[2]
+        if client.account != nil {
+            return reply.fail("ALREADY_AUTHENTICATED", context: [name], "You are already logged in to \(client.account!.name)")
+        }
+        do {
+            try AccountRules.validate(name: name, password: password, email: email)
+        } catch .invalidName {
+            return reply.fail("BAD_ACCOUNT_NAME", context: [name], AccountError.invalidName(name).description)
+        } catch .weakPassword {
+            return reply.fail("WEAK_PASSWORD", context: [name], AccountError.weakPassword.description)
+        } catch {
+            return reply.fail("INVALID_EMAIL", context: [name], error.description)
+        }
+        if Names.fold(name) == Names.fold(config.serviceNick) {
+            return reply.fail("BAD_ACCOUNT_NAME", context: [name], "That name belongs to the \(config.serviceNick) service")
+        }
+        if let holder = nicks[Names.fold(name)], holder !== client {
+            return reply.fail("ACCOUNT_EXISTS", context: [name], "Someone is using that nick right now; pick another name")
+        }
+        reply.suspend()
+        let accounts = self.accounts
+        background { try accounts.register(name: name, password: password, email: email) }.whenComplete { result in
+            switch result {
+            case .success(let account):
+                reply.send(Message(source: self.name, "REGISTER", ["SUCCESS", account.name, "Account created"]))
+                self.logIn(client, as: account, reply: reply)
+            case .failure(AccountError.nameTaken):
+                reply.fail("ACCOUNT_EXISTS", context: [name], AccountError.nameTaken(name).description)
+            case .failure(let error):
+                self.logger.error("REGISTER failed: \(error)")
+                reply.fail("TEMPORARILY_UNAVAILABLE", context: [name], "Could not create the account; try again")
+            }
+            reply.finish()
+        }
+    }
+}
+
+extension Array {
+    func chunks(ofCount n: Int) -> [[Element]] {
+        stride(from: 0, to: count, by: n).map { Array(self[$0..<Swift.min($0 + n, count)]) }
+    }
+}

@@ -1,0 +1,93 @@
+import ChorusCore
+import Foundation
+import GRDB
+
+extension SQLiteStore {
+    public func appendHistory(_ entries: [HistoryEntry]) throws {
+        guard !entries.isEmpty else { return }
+        // One transaction for the whole batch: the server groups lines that arrive together.
+        try db.write { db in
+            let statement = try db.cachedStatement(sql: """
+                INSERT INTO history (conversation, msgid, time, command, source, account, target, text, client_tags)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            for e in entries {
+                try statement.execute(arguments: [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source,
+                                                  e.account, e.target, e.text, e.clientTags])
+            }
+        }
+    }
+
+    public func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry] {
+        try db.read { db in
+            // A bound becomes a position (time, id); a time bound sits between ids, so it uses id 0 or max.
+            func position(_ bound: HistoryQuery.Bound, after: Bool) throws -> (Int64, Int64)? {
+                switch bound {
+                case .time(let date):
+                    return (Millis.from(date), after ? Int64.max : 0)
+                case .msgid(let id):
+                    guard let row = try Row.fetchOne(db, sql: "SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
+                                                     arguments: [id, conversation]) else { return nil }
+                    return (row[0], row[1])
+                }
+            }
+            func fetch(_ condition: String, _ args: [any DatabaseValueConvertible], descending: Bool, limit: Int) throws -> [HistoryEntry] {
+                let order = descending ? "DESC" : "ASC"
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT * FROM history WHERE conversation = ? \(condition)
+                    ORDER BY time \(order), id \(order) LIMIT ?
+                    """, arguments: StatementArguments([conversation] + args + [max(0, limit)]))
+                let entries = rows.map(Self.entry)
+                return descending ? entries.reversed() : entries
+            }
+            switch query {
+            case .latest(nil, let limit):
+                return try fetch("", [], descending: true, limit: limit)
+            case .latest(let bound?, let limit):
+                guard let (t, i) = try position(bound, after: true) else { return [] }
+                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: true, limit: limit)
+            case .before(let bound, let limit):
+                guard let (t, i) = try position(bound, after: false) else { return [] }
+                return try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit)
+            case .after(let bound, let limit):
+                guard let (t, i) = try position(bound, after: true) else { return [] }
+                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: false, limit: limit)
+            case .around(let bound, let limit):
+                guard let (t, i) = try position(bound, after: false) else { return [] }
+                let before = try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit / 2)
+                let rest = try fetch("AND (time, id) >= (?, ?)", [t, i], descending: false, limit: limit - before.count)
+                return before + rest
+            case .between(let a, let b, let limit):
+                guard let start = try position(a, after: true), let end = try position(b, after: false) else { return [] }
+                if start <= end {
+                    return try fetch("AND (time, id) > (?, ?) AND (time, id) < (?, ?)",
+                                     [start.0, start.1, end.0, end.1], descending: false, limit: limit)
+                }
+                // Counting from the later bound: the newest `limit` lines of the range.
+                guard let hi = try position(a, after: false), let lo = try position(b, after: true) else { return [] }
+                return try fetch("AND (time, id) < (?, ?) AND (time, id) > (?, ?)",
+                                 [hi.0, hi.1, lo.0, lo.1], descending: true, limit: limit)
+            }
+        }
+    }
+
+    public func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)] {
+        guard !conversations.isEmpty else { return [] }
+        let (lo, hi) = from <= to ? (from, to) : (to, from)
+        return try db.read { db in
+            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ",")
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT conversation, MAX(time) AS latest, target FROM history
+                WHERE conversation IN (\(marks)) AND time > ? AND time < ?
+                GROUP BY conversation ORDER BY latest DESC LIMIT ?
+                """, arguments: StatementArguments(conversations + [Millis.from(lo), Millis.from(hi), limit] as [any DatabaseValueConvertible]))
+            return rows.map { (conversation: $0["conversation"], latest: Millis.date($0["latest"]), target: $0["target"]) }
+        }
+    }
+
+    static func entry(_ row: Row) -> HistoryEntry {
+        HistoryEntry(conversation: row["conversation"], msgid: row["msgid"], time: Millis.date(row["time"]),
+                     command: row["command"], source: row["source"], account: row["account"],
+                     target: row["target"], text: row["text"], clientTags: row["client_tags"])
+    }
+}

@@ -1,0 +1,166 @@
+import ChorusCore
+import Foundation
+import GRDB
+
+/// The SQLite store: one file in WAL mode, one writer, concurrent readers (GRDB's `DatabasePool`).
+/// An in-memory store (`SQLiteStore.inMemory()`) runs the same schema for fast tests.
+public final class SQLiteStore: Store, @unchecked Sendable {
+    // `DatabaseWriter` is thread-safe; the class holds nothing else that mutates.
+    let db: any DatabaseWriter
+
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
+    public init(path: String) throws {
+        var config = Configuration()
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")  // WAL + NORMAL: durable across process crashes
+        }
+        db = try DatabasePool(path: path, configuration: config)
+        try Schema.migrator.migrate(db)
+    }
+
+    private init(queue: DatabaseQueue) throws {
+        db = queue
+        try Schema.migrator.migrate(db)
+    }
+
+    public static func inMemory() throws -> SQLiteStore {
+        try SQLiteStore(queue: DatabaseQueue())
+    }
+
+    // MARK: Accounts
+
+    public func insertAccount(_ account: Account) throws -> Account {
+        try db.write { db in
+            if try Row.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE key = ?", arguments: [account.key]) != nil {
+                throw StoreError.duplicate(account.name)
+            }
+            try db.execute(sql: """
+                INSERT INTO accounts (key, name, email, first_name, last_name, password_hash, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [account.key, account.name, account.email, account.firstName, account.lastName,
+                                 account.passwordHash, Millis.from(account.createdAt)])
+            var saved = account
+            saved.id = db.lastInsertedRowID
+            return saved
+        }
+    }
+
+    public func account(named name: String) throws -> Account? {
+        try db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE key = ?", arguments: [Account.key(name)]).map(Self.account)
+        }
+    }
+
+    public func updateAccount(_ account: Account) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                UPDATE accounts SET name = ?, email = ?, first_name = ?, last_name = ?, password_hash = ? WHERE key = ?
+                """, arguments: [account.name, account.email, account.firstName, account.lastName,
+                                 account.passwordHash, account.key])
+            if db.changesCount == 0 { throw StoreError.notFound(account.name) }
+        }
+    }
+
+    public func deleteAccount(named name: String) throws -> Bool {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM accounts WHERE key = ?", arguments: [Account.key(name)])
+            return db.changesCount > 0
+        }
+    }
+
+    public func allAccounts() throws -> [Account] {
+        try db.read { db in try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
+    }
+
+    private static func account(_ row: Row) -> Account {
+        Account(id: row["id"], name: row["name"], email: row["email"], firstName: row["first_name"],
+                lastName: row["last_name"], passwordHash: row["password_hash"],
+                createdAt: Millis.date(row["created_at"]))
+    }
+
+    // MARK: Rooms
+
+    public func allRooms() throws -> [Room] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM rooms ORDER BY created_at, key").map { row in
+                var modes = RoomModes()
+                modes.inviteOnly = row["invite_only"]
+                modes.topicLocked = row["topic_locked"]
+                modes.noExternal = row["no_external"]
+                modes.secret = row["secret"]
+                modes.moderated = row["moderated"]
+                modes.key = row["channel_key"]
+                modes.limit = row["user_limit"]
+                let bans: String = row["bans"]
+                return Room(name: row["name"], topic: row["topic"], topicSetBy: row["topic_set_by"],
+                            topicSetAt: (row["topic_set_at"] as Int64?).map(Millis.date), modes: modes,
+                            bans: bans.split(separator: "\n").map(String.init),
+                            createdAt: Millis.date(row["created_at"]))
+            }
+        }
+    }
+
+    public func saveRoom(_ room: Room) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO rooms (key, name, topic, topic_set_by, topic_set_at, invite_only, topic_locked,
+                                   no_external, secret, moderated, channel_key, user_limit, bans, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET
+                  name = excluded.name, topic = excluded.topic, topic_set_by = excluded.topic_set_by,
+                  topic_set_at = excluded.topic_set_at, invite_only = excluded.invite_only,
+                  topic_locked = excluded.topic_locked, no_external = excluded.no_external,
+                  secret = excluded.secret, moderated = excluded.moderated, channel_key = excluded.channel_key,
+                  user_limit = excluded.user_limit, bans = excluded.bans
+                """, arguments: [room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from),
+                                 room.modes.inviteOnly, room.modes.topicLocked, room.modes.noExternal,
+                                 room.modes.secret, room.modes.moderated, room.modes.key, room.modes.limit,
+                                 room.bans.joined(separator: "\n"), Millis.from(room.createdAt)])
+        }
+    }
+
+    public func deleteRoom(named name: String) throws {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
+        }
+    }
+
+    public func allMemberships() throws -> [Membership] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM memberships ORDER BY seq").map(Self.membership)
+        }
+    }
+
+    public func memberships(ofAccount account: String) throws -> [Membership] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM memberships WHERE account = ? ORDER BY seq",
+                             arguments: [Account.key(account)]).map(Self.membership)
+        }
+    }
+
+    public func saveMembership(_ m: Membership) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO memberships (room, account, role, voiced, since) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(room, account) DO UPDATE SET role = excluded.role, voiced = excluded.voiced
+                """, arguments: [m.room, m.account, m.role.rawValue, m.voiced, Millis.from(m.since)])
+        }
+    }
+
+    public func deleteMembership(room: String, account: String) throws {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM memberships WHERE room = ? AND account = ?", arguments: [room, account])
+        }
+    }
+
+    private static func membership(_ row: Row) -> Membership {
+        Membership(room: row["room"], account: row["account"], role: Role(rawValue: row["role"]) ?? .member,
+                   voiced: row["voiced"], since: Millis.date(row["since"]))
+    }
+}
+
+/// Times are stored as integer milliseconds since 1970: exact, sortable, and compact.
+enum Millis {
+    static func from(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
+}

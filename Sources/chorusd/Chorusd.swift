@@ -1,0 +1,179 @@
+import ArgumentParser
+import ChorusCore
+import ChorusServer
+import ChorusStore
+import Dispatch
+import Foundation
+import Logging
+
+@main
+struct Chorusd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chorusd",
+        abstract: "Chorus: an IRC server for teams that share work.",
+        subcommands: [Serve.self, AccountCommand.self, HashPassword.self],
+        defaultSubcommand: Serve.self)
+}
+
+/// Options every subcommand that opens the database shares.
+struct DataOptions: ParsableArguments {
+    @Option(name: .long, help: "A config file of key = value lines (see deploy/chorus.conf).")
+    var config: String?
+
+    @Option(name: .long, help: "The data folder: database, certificate and key. Default ./chorus-data.")
+    var data: String?
+
+    func load() throws -> ServerConfig {
+        var settings = ServerConfig()
+        if let config { try settings.load(file: config) }
+        if let data { settings.dataDirectory = data }
+        return settings
+    }
+
+    func openStore(_ settings: ServerConfig) throws -> SQLiteStore {
+        try FileManager.default.createDirectory(atPath: settings.dataDirectory, withIntermediateDirectories: true)
+        return try SQLiteStore(path: settings.databasePath)
+    }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
+
+    @OptionGroup var options: DataOptions
+
+    @Option(help: "TLS listener as HOST:PORT, or off. Default 0.0.0.0:6697.")
+    var tls: String?
+
+    @Option(help: "Plaintext listener as HOST:PORT, or off. Default 127.0.0.1:6667.")
+    var plain: String?
+
+    @Option(help: "The server's name, as clients see it.")
+    var name: String?
+
+    @Flag(help: "Turn off per-IP limits and flood control (for load tests on one machine).")
+    var noLimits = false
+
+    @Flag(help: "Log every connection and more.")
+    var verbose = false
+
+    func run() throws {
+        var settings = try options.load()
+        if let tls { settings.tls = try ServerConfig.Listener.parse(tls) }
+        if let plain { settings.plain = try ServerConfig.Listener.parse(plain) }
+        if let name { settings.serverName = name }
+        if noLimits { settings.removeLimits() }
+        let level: Logger.Level = verbose ? .debug : .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "chorusd")
+        guard settings.tls != nil || settings.plain != nil else {
+            throw ValidationError("Both listeners are off: give --tls or --plain an address")
+        }
+        let store = try options.openStore(settings)
+        let server = IRCServer(config: settings, store: store, logger: logger)
+        try server.start()
+        logger.info("Chorus is running", metadata: [
+            "tls": "\(server.tlsAddress.map { "\($0)" } ?? "off")",
+            "plain": "\(server.plainAddress.map { "\($0)" } ?? "off")",
+            "data": "\(settings.dataDirectory)",
+        ])
+
+        // Stop cleanly on SIGINT/SIGTERM: tell everyone, write what is pending, close the database.
+        let stop = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        stop.wait()
+        logger.info("shutting down")
+        server.shutdown()
+        _ = sources
+    }
+}
+
+struct AccountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "account", abstract: "Manage accounts from the shell.",
+        subcommands: [Add.self, Passwd.self, Del.self, List.self])
+
+    static func readPassword(_ given: String?) throws -> String {
+        if let given { return given }
+        FileHandle.standardError.write("password: ".data(using: .utf8)!)
+        guard let line = readLine(strippingNewline: true), !line.isEmpty else {
+            throw ValidationError("No password given: pass --password or type it on standard input")
+        }
+        return line
+    }
+
+    static func accounts(_ options: DataOptions) throws -> Accounts {
+        let settings = try options.load()
+        return Accounts(store: try options.openStore(settings), hasher: PasswordHasher(logRounds: settings.passwordCost))
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an account.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "Account name (also its nick).") var name: String
+        @Option(help: "Email address.") var email: String?
+        @Option(help: "Password (read from standard input when left out).") var password: String?
+
+        func run() throws {
+            let account = try AccountCommand.accounts(options).register(
+                name: name, password: try AccountCommand.readPassword(password), email: email)
+            print("created account \(account.name)")
+        }
+    }
+
+    struct Passwd: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Set an account's password.")
+        @OptionGroup var options: DataOptions
+        @Argument var name: String
+        @Option(help: "New password (read from standard input when left out).") var password: String?
+
+        func run() throws {
+            try AccountCommand.accounts(options).changePassword(name: name, to: try AccountCommand.readPassword(password))
+            print("password changed for \(name)")
+        }
+    }
+
+    struct Del: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete an account and its room memberships.")
+        @OptionGroup var options: DataOptions
+        @Argument var name: String
+
+        func run() throws {
+            try AccountCommand.accounts(options).delete(name: name)
+            print("deleted account \(name)")
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List accounts.")
+        @OptionGroup var options: DataOptions
+
+        func run() throws {
+            let all = try AccountCommand.accounts(options).store.allAccounts()
+            for a in all {
+                print([a.name, a.email ?? "-", ISO8601DateFormatter().string(from: a.createdAt)].joined(separator: "\t"))
+            }
+            if all.isEmpty { print("no accounts") }
+        }
+    }
+}
+
+struct HashPassword: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "hash-password", abstract: "Print a scrypt hash for an `oper = NAME HASH` line of the config file.")
+    @Option(help: "Password (read from standard input when left out).") var password: String?
+
+    func run() throws {
+        print(try PasswordHasher().hash(try AccountCommand.readPassword(password)))
+    }
+}
