@@ -11,49 +11,56 @@ public enum ParseError: Error, Equatable, Sendable {
 extension Message {
     /// Parses one line (without CR LF). Total: any input yields a message or a `ParseError`.
     public static func parse(_ line: String) throws(ParseError) -> Message {
+        // Work on UTF-8 positions: a space followed by a combining mark is one Character in Swift,
+        // but on the wire it is still a separator.
         var rest = Substring(line)
-        if rest.utf8.contains(0) || rest.utf8.contains(UInt8(ascii: "\r")) || rest.utf8.contains(UInt8(ascii: "\n")) {
-            throw .forbiddenCharacter
-        }
+        if rest.utf8.contains(where: { $0 == 0 || $0 == 13 || $0 == 10 }) { throw .forbiddenCharacter }
         var tags: [Tag] = []
-        if rest.first == "@" {
-            let end = rest.firstIndex(of: " ") ?? rest.endIndex
-            let tagText = rest[rest.index(after: rest.startIndex)..<end]
+        if rest.utf8.first == UInt8(ascii: "@") {
+            let end = rest.utf8.firstIndex(of: space) ?? rest.endIndex
+            let tagText = rest[rest.utf8.index(after: rest.startIndex)..<end]
             if tagText.utf8.count + 2 > Limits.clientTagBytes { throw .tagsTooLong }
             tags = parseTags(tagText)
             rest = rest[end...]
         }
-        rest = rest.drop(while: { $0 == " " })
+        rest = dropSpaces(rest)
         if rest.utf8.count + 2 > Limits.lineBytes { throw .lineTooLong }
 
         var source: String?
-        if rest.first == ":" {
-            let end = rest.firstIndex(of: " ") ?? rest.endIndex
-            source = String(rest[rest.index(after: rest.startIndex)..<end])
-            rest = rest[end...].drop(while: { $0 == " " })
+        if rest.utf8.first == UInt8(ascii: ":") {
+            let end = rest.utf8.firstIndex(of: space) ?? rest.endIndex
+            source = String(rest[rest.utf8.index(after: rest.startIndex)..<end])
+            rest = dropSpaces(rest[end...])
         }
         if rest.isEmpty { throw tags.isEmpty && source == nil ? .empty : .missingCommand }
 
-        let commandEnd = rest.firstIndex(of: " ") ?? rest.endIndex
+        let commandEnd = rest.utf8.firstIndex(of: space) ?? rest.endIndex
         let command = rest[..<commandEnd]
         guard command.utf8.allSatisfy({ isLetter($0) }) || (command.utf8.count == 3 && command.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 })) else {
-            throw .invalidCommand(String(command.prefix(32)))
+            throw .invalidCommand(String(decoding: command.utf8.prefix(32), as: UTF8.self))
         }
         rest = rest[commandEnd...]
 
         var params: [String] = []
         while true {
-            rest = rest.drop(while: { $0 == " " })
+            rest = dropSpaces(rest)
             if rest.isEmpty { break }
-            if rest.first == ":" {
-                params.append(String(rest.dropFirst()))
+            if rest.utf8.first == UInt8(ascii: ":") {
+                params.append(String(rest[rest.utf8.index(after: rest.startIndex)...]))
                 break
             }
-            let end = rest.firstIndex(of: " ") ?? rest.endIndex
+            let end = rest.utf8.firstIndex(of: space) ?? rest.endIndex
             params.append(String(rest[..<end]))
             rest = rest[end...]
         }
         return Message(tags: tags, source: source, command.uppercased(), params)
+    }
+
+    private static let space = UInt8(ascii: " ")
+
+    private static func dropSpaces(_ s: Substring) -> Substring {
+        guard let start = s.utf8.firstIndex(where: { $0 != space }) else { return s[s.endIndex...] }
+        return s[start...]
     }
 
     private static func isLetter(_ byte: UInt8) -> Bool {
@@ -62,41 +69,43 @@ extension Message {
 
     private static func parseTags(_ text: Substring) -> [Tag] {
         var tags: [Tag] = []
-        for item in text.split(separator: ";", omittingEmptySubsequences: true) {
-            if let eq = item.firstIndex(of: "=") {
-                let key = String(item[..<eq])
-                if key.isEmpty { continue }
-                let value = unescapeTagValue(item[item.index(after: eq)...])
-                tags.removeAll { $0.key == key }  // the last occurrence of a key wins
-                tags.append(Tag(key, value))
+        for item in text.utf8.split(separator: UInt8(ascii: ";")) {
+            let key: String, value: String
+            if let eq = item.firstIndex(of: UInt8(ascii: "=")) {
+                key = String(decoding: item[..<eq], as: UTF8.self)
+                value = unescapeTagValue(item[item.index(after: eq)...])
             } else {
-                tags.removeAll { $0.key == String(item) }
-                tags.append(Tag(String(item), ""))
+                key = String(decoding: item, as: UTF8.self)
+                value = ""
             }
+            if key.isEmpty { continue }
+            tags.removeAll { $0.key == key }  // the last occurrence of a key wins
+            tags.append(Tag(key, value))
         }
         return tags
     }
 
-    static func unescapeTagValue(_ value: Substring) -> String {
-        guard value.contains("\\") else { return String(value) }
-        var out = ""
+    static func unescapeTagValue(_ value: Substring.UTF8View.SubSequence) -> String {
+        guard value.contains(UInt8(ascii: "\\")) else { return String(decoding: value, as: UTF8.self) }
+        var out: [UInt8] = []
+        out.reserveCapacity(value.count)
         var escaping = false
-        for ch in value {
+        for byte in value {
             if escaping {
-                switch ch {
-                case ":": out.append(";")
-                case "s": out.append(" ")
-                case "r": out.append("\r")
-                case "n": out.append("\n")
-                default: out.append(ch)  // `\\` and unknown escapes drop the backslash
+                switch byte {
+                case UInt8(ascii: ":"): out.append(UInt8(ascii: ";"))
+                case UInt8(ascii: "s"): out.append(UInt8(ascii: " "))
+                case UInt8(ascii: "r"): out.append(13)
+                case UInt8(ascii: "n"): out.append(10)
+                default: out.append(byte)  // `\\` and unknown escapes drop the backslash
                 }
                 escaping = false
-            } else if ch == "\\" {
+            } else if byte == UInt8(ascii: "\\") {
                 escaping = true
             } else {
-                out.append(ch)
+                out.append(byte)
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -27,10 +27,11 @@ extension Message {
             let isLast = i == params.count - 1
             // A last parameter that is empty, holds a space or starts with ':' must be trailing;
             // a middle one that would need it is repaired rather than corrupting the line.
-            if isLast && (param.isEmpty || param.first == ":" || param.contains(" ")) {
+            let needsTrailing = param.isEmpty || param.utf8.first == UInt8(ascii: ":") || param.utf8.contains(UInt8(ascii: " "))
+            if isLast && needsTrailing {
                 out.append(":")
                 out.append(param)
-            } else if !isLast && (param.isEmpty || param.first == ":" || param.contains(" ")) {
+            } else if needsTrailing {
                 out.append(param.isEmpty ? "*" : param.replacingSpaces())
             } else {
                 out.append(param)
@@ -40,14 +41,15 @@ extension Message {
     }
 
     static func escapeTagValue(_ value: String, into out: inout String) {
-        for ch in value {
-            switch ch {
+        // By scalar, not Character: "\r\n" is a single Character in Swift.
+        for scalar in value.unicodeScalars {
+            switch scalar {
             case ";": out.append("\\:")
             case " ": out.append("\\s")
             case "\\": out.append("\\\\")
             case "\r": out.append("\\r")
             case "\n": out.append("\\n")
-            default: out.append(ch)
+            default: out.unicodeScalars.append(scalar)
             }
         }
     }
@@ -55,8 +57,8 @@ extension Message {
 
 extension String {
     fileprivate func replacingSpaces() -> String {
-        var s = self
-        if s.first == ":" { s.removeFirst() }
-        return String(s.map { $0 == " " ? "_" : $0 })
+        var scalars = Substring(self).unicodeScalars
+        if scalars.first == ":" { scalars.removeFirst() }
+        return String(String.UnicodeScalarView(scalars.map { $0 == " " ? "_" : $0 }))
     }
 }

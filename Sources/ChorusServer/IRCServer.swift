@@ -14,7 +14,7 @@ import NIOSSL
 public final class IRCServer: @unchecked Sendable {
     public let config: ServerConfig
     let store: any Store
-    let accounts: Accounts
+    public let accounts: Accounts
     let group: EventLoopGroup
     let loop: EventLoop
     let logger: Logger

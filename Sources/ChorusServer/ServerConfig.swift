@@ -15,6 +15,10 @@ public struct ServerConfig: Sendable {
         public var name: String
         /// A scrypt hash made with `chorusd hash-password`.
         public var passwordHash: String
+        public init(name: String, passwordHash: String) {
+            self.name = name
+            self.passwordHash = passwordHash
+        }
     }
 
     public var serverName = "chorus.local"

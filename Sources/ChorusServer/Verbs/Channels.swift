@@ -106,14 +106,14 @@ extension IRCServer {
     }
 
     /// After login: back into every room the account is remembered in.
-    func rejoinRooms(_ client: Client) {
+    func rejoinRooms(_ client: Client, reply: Reply?) {
         guard let accountKey = client.account?.key else { return }
         for room in rooms.values.sorted(by: { $0.room.createdAt < $1.room.createdAt }) {
             guard let m = room.memberships[accountKey], !room.contains(client) else { continue }
             var status: LiveRoom.Status = []
             if m.role == .manager { status.insert(.op) }
             if m.voiced { status.insert(.voice) }
-            enter(room, client, status: status, reply: nil)
+            enter(room, client, status: status, reply: reply)
         }
     }
 

@@ -214,7 +214,7 @@ extension IRCServer {
         }
         sendLusers(reply)
         sendMotd(reply)
-        if client.account != nil { rejoinRooms(client) }
+        if client.account != nil { rejoinRooms(client, reply: reply) }
     }
 
     /// Marks the client as logged in and says so (900).

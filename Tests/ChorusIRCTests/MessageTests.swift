@@ -1,0 +1,91 @@
+import ChorusIRC
+import XCTest
+
+final class MessageTests: XCTestCase {
+    func testParsesTagsSourceVerbAndTrailing() throws {
+        let m = try Message.parse("@time=2026-01-01T00:00:00.000Z;+draft/reply=abc;flag :nick!u@h privmsg #room :hello  there")
+        XCTAssertEqual(m.tag("time"), "2026-01-01T00:00:00.000Z")
+        XCTAssertEqual(m.tag("+draft/reply"), "abc")
+        XCTAssertEqual(m.tag("flag"), "")
+        XCTAssertEqual(m.source, "nick!u@h")
+        XCTAssertEqual(m.command, "PRIVMSG")
+        XCTAssertEqual(m.params, ["#room", "hello  there"])
+        XCTAssertEqual(m.clientTags.map(\.key), ["+draft/reply"])
+    }
+
+    func testMiddleParamsAndEmptyTrailing() throws {
+        XCTAssertEqual(try Message.parse("USER a 0 * :").params, ["a", "0", "*", ""])
+        XCTAssertEqual(try Message.parse("MODE   #c  +o   bob").params, ["#c", "+o", "bob"])
+        XCTAssertEqual(try Message.parse("PING").params, [])
+        XCTAssertEqual(try Message.parse("001 x :hi").command, "001")
+    }
+
+    func testTagValuesAreUnescapedAndEscapedBack() throws {
+        let m = try Message.parse(#"@k=a\:b\sc\\d\r\n TAGMSG #c"#)
+        XCTAssertEqual(m.tag("k"), "a;b c\\d\r\n")
+        XCTAssertEqual(m.serialized(), #"@k=a\:b\sc\\d\r\n TAGMSG #c"#)
+    }
+
+    /// A space followed by a combining mark is one Swift Character but still a separator on the wire.
+    func testCombiningMarksAfterSpacesDoNotHideSeparators() throws {
+        XCTAssertEqual(try Message.parse("MODE #c \u{301}x").params, ["#c", "\u{301}x"])
+        let m = Message("PRIVMSG", "#c", "a \u{301}b")
+        XCTAssertEqual(m.serialized(), "PRIVMSG #c :a \u{301}b")
+        XCTAssertEqual(try Message.parse(m.serialized()), m)
+    }
+
+    func testSerializerUsesTrailingOnlyWhenNeeded() {
+        XCTAssertEqual(Message(source: "s", "PRIVMSG", "#c", "hi").serialized(), ":s PRIVMSG #c hi")
+        XCTAssertEqual(Message("PRIVMSG", "#c", "hi there").serialized(), "PRIVMSG #c :hi there")
+        XCTAssertEqual(Message("PRIVMSG", "#c", ":)").serialized(), "PRIVMSG #c ::)")
+        XCTAssertEqual(Message("TOPIC", "#c", "").serialized(), "TOPIC #c :")
+        XCTAssertEqual(Message(tags: [.init("a", "1")], "PING", "x").serialized(includeTags: false), "PING x")
+    }
+
+    func testRoundTrip() throws {
+        let lines = [":a!b@c JOIN #x", "@label=1 :srv 005 n A=1 B :are supported", "NOTICE n :x y z", "CAP * LS :sasl=PLAIN batch"]
+        for line in lines { XCTAssertEqual(try Message.parse(line).serialized(), line) }
+    }
+
+    func testErrors() {
+        XCTAssertThrowsError(try Message.parse("")) { XCTAssertEqual($0 as? ParseError, .empty) }
+        XCTAssertThrowsError(try Message.parse(":only-source")) { XCTAssertEqual($0 as? ParseError, .missingCommand) }
+        XCTAssertThrowsError(try Message.parse("PRI$MSG x")) { XCTAssertEqual($0 as? ParseError, .invalidCommand("PRI$MSG")) }
+        XCTAssertThrowsError(try Message.parse("PRIVMSG #c :a\u{0}b")) { XCTAssertEqual($0 as? ParseError, .forbiddenCharacter) }
+        XCTAssertThrowsError(try Message.parse("PRIVMSG #c :" + String(repeating: "x", count: 600))) {
+            XCTAssertEqual($0 as? ParseError, .lineTooLong)
+        }
+        XCTAssertThrowsError(try Message.parse("@a=" + String(repeating: "x", count: 5000) + " PING x")) {
+            XCTAssertEqual($0 as? ParseError, .tagsTooLong)
+        }
+    }
+
+    /// The codec is total: random bytes give a message or an error, never a crash.
+    func testRandomInputNeverCrashes() {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("@:; =\\#!abcXYZ019\u{7f}é\u{301}\r\n\t".unicodeScalars)
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0..<80, using: &rng)
+            var s = ""
+            for _ in 0..<length { s.unicodeScalars.append(alphabet.randomElement(using: &rng)!) }
+            if let m = try? Message.parse(s) {
+                // Whatever parsed must serialize and parse again to the same message.
+                XCTAssertEqual(try? Message.parse(m.serialized()), m, "input: \(s.debugDescription)")
+            }
+        }
+    }
+
+    func testNames() {
+        XCTAssertEqual(Names.fold("Alice[]"), "alice[]")
+        XCTAssertTrue(Names.isValidNick("a-b_c[1]"))
+        XCTAssertFalse(Names.isValidNick("1abc"))
+        XCTAssertFalse(Names.isValidNick("a b"))
+        XCTAssertFalse(Names.isValidNick(String(repeating: "a", count: 31)))
+        XCTAssertTrue(Names.isValidChannel("#kitchen"))
+        XCTAssertFalse(Names.isValidChannel("#a,b"))
+        XCTAssertFalse(Names.isValidChannel("#"))
+        XCTAssertTrue(Names.matches(mask: "*!*@127.*", "bob!~b@127.0.0.1"))
+        XCTAssertTrue(Names.matches(mask: "B?B", "bob"))
+        XCTAssertFalse(Names.matches(mask: "a*c", "abd"))
+    }
+}

@@ -1,0 +1,101 @@
+import ChorusCore
+import ChorusIRC
+import XCTest
+
+final class AccountTests: XCTestCase {
+    func testRegisterBeforeConnectThenSaslOnANewConnection() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        c.send("CAP LS 302")
+        c.send("CAP REQ :standard-replies")
+        c.send("REGISTER alice alice@example.org hunter2hunter2")
+        let ok = try c.expect(command: "REGISTER")
+        XCTAssertEqual(Array(ok.params.prefix(2)), ["SUCCESS", "alice"])
+        try c.expect(command: "900")
+        c.send("REGISTER bob * short")
+        try c.expect(command: "FAIL", "REGISTER", "ALREADY_AUTHENTICATED")
+        c.send("NICK alice")
+        c.send("USER alice 0 * :Alice")
+        c.send("CAP END")
+        try c.expect(command: "001")
+
+        let d = try server.connect()
+        d.send("CAP LS 302")
+        d.send("CAP REQ :standard-replies")
+        d.send("REGISTER Alice * another-password")
+        try d.expect(command: "FAIL", "REGISTER", "ACCOUNT_EXISTS")
+        d.send("REGISTER bob * short")
+        try d.expect(command: "FAIL", "REGISTER", "WEAK_PASSWORD")
+        d.send("REGISTER 1bob * long-password")
+        try d.expect(command: "FAIL", "REGISTER", "BAD_ACCOUNT_NAME")
+        d.send("REGISTER bob not-an-email long-password")
+        try d.expect(command: "FAIL", "REGISTER", "INVALID_EMAIL")
+        c.close()
+
+        let e = try server.connect()
+        let burst = try e.register("alice", caps: ["account-tag"], sasl: ("alice", "hunter2hunter2"))
+        XCTAssertEqual(burst.first?.command, "001")
+        e.send("WHOIS alice")
+        try e.expect(command: "330", "alice", "alice")
+    }
+
+    func testWrongSaslPasswordAndReservedNick() throws {
+        let server = try TestServer()
+        XCTAssertNoThrow(try server.server.accounts.register(name: "alice", password: "right-password"))
+        let c = try server.connect()
+        c.send("CAP LS 302")
+        c.send("CAP REQ :sasl")
+        c.send("AUTHENTICATE PLAIN")
+        try c.expect(command: "AUTHENTICATE", "+")
+        c.send("AUTHENTICATE " + Data("\0alice\0wrong-password".utf8).base64EncodedString())
+        try c.expect(command: "904")
+        c.send("AUTHENTICATE SCRAM-SHA-256")
+        try c.expect(command: "908")
+        c.send("NICK alice")
+        c.send("USER a 0 * :A")
+        c.send("CAP END")
+        let reserved = try c.expect(command: "433", "alice")
+        XCTAssertTrue(reserved.params.last!.contains("reserved"))
+        c.send("NICK guest")
+        try c.expect(command: "001")
+        c.send("NICK Alice")
+        try c.expect(command: "433")
+    }
+
+    func testPassLogsInAndWrongPassDisconnects() throws {
+        let server = try TestServer()
+        _ = try server.server.accounts.register(name: "buildbot", password: "token-123456")
+        let bot = try server.connect()
+        try bot.register("buildbot", pass: "buildbot:token-123456")
+        bot.send("WHOIS buildbot")
+        try bot.expect(command: "330", "buildbot", "buildbot")
+
+        let bad = try server.connect()
+        bad.send("PASS buildbot:nope-nope")
+        bad.send("NICK impostor")
+        bad.send("USER x 0 * :x")
+        try bad.expect(command: "464")
+        try bad.expect(command: "ERROR")
+    }
+
+    func testOperAndKill() throws {
+        let hash = try PasswordHasher(logRounds: 4).hash("oper-secret")
+        let server = try TestServer { $0.operators = [.init(name: "root", passwordHash: hash)] }
+        let o = try server.connect(), victim = try server.connect()
+        try o.register("admin")
+        try victim.register("spammer")
+        o.send("KILL spammer :no")
+        try o.expect(command: "481")
+        o.send("OPER root wrong")
+        try o.expect(command: "464")
+        o.send("OPER nobody x")
+        try o.expect(command: "491")
+        o.send("OPER root oper-secret")
+        try o.expect(command: "381")
+        o.send("NOTICE $* :maintenance at noon")
+        try victim.expect(command: "NOTICE", "$*", "maintenance at noon")
+        o.send("KILL spammer :spamming")
+        let error = try victim.expect(command: "ERROR")
+        XCTAssertTrue(error.params[0].contains("Killed (admin (spamming))"))
+    }
+}

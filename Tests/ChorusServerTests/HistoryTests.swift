@@ -1,0 +1,48 @@
+import ChorusCore
+import ChorusIRC
+import XCTest
+
+final class HistoryTests: XCTestCase {
+    func testChathistoryPagesRoomAndPrivateHistory() throws {
+        let server = try TestServer()
+        _ = try server.server.accounts.register(name: "alice", password: "alice-password")
+        _ = try server.server.accounts.register(name: "bob", password: "bob-password")
+        let a = try server.connect()
+        try a.register("alice", sasl: ("alice", "alice-password"))
+        try a.join("#log")
+        for i in 1...6 { a.send("PRIVMSG #log :line \(i)") }
+        let b = try server.connect()
+        try b.register("bob", caps: ["draft/chathistory", "batch", "server-time", "message-tags", "standard-replies"], sasl: ("bob", "bob-password"))
+        try b.join("#log")
+        XCTAssertFalse(b.drain(for: 0.3).contains { $0.command == "PRIVMSG" }, "chathistory clients are not replayed to")
+
+        b.send("CHATHISTORY LATEST #log * 3")
+        let page = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+        XCTAssertEqual(page.first?.params.dropFirst().first, "chathistory")
+        let lines = page.filter { $0.command == "PRIVMSG" }
+        XCTAssertEqual(lines.map { $0.params[1] }, ["line 4", "line 5", "line 6"])
+        XCTAssertTrue(lines.allSatisfy { $0.tag("batch") != nil && $0.tag("msgid") != nil && $0.tag("time") != nil })
+
+        let oldest = lines[0].tag("msgid")!
+        b.send("CHATHISTORY BEFORE #log msgid=\(oldest) 10")
+        let earlier = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+            .filter { $0.command == "PRIVMSG" }.map { $0.params[1] }
+        XCTAssertEqual(earlier, ["line 1", "line 2", "line 3"])
+
+        a.send("PRIVMSG bob :private hello")
+        try b.expect(command: "PRIVMSG", "bob", "private hello")
+        b.send("CHATHISTORY LATEST alice * 10")
+        let dm = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+        XCTAssertEqual(dm.filter { $0.command == "PRIVMSG" }.map { $0.params[1] }, ["private hello"])
+
+        b.send("CHATHISTORY TARGETS timestamp=2000-01-01T00:00:00.000Z timestamp=2100-01-01T00:00:00.000Z 10")
+        let targets = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+            .filter { $0.command == "CHATHISTORY" }.map { $0.params[1] }
+        XCTAssertEqual(Set(targets), ["#log", "alice"])
+
+        b.send("CHATHISTORY LATEST #secret * 10")
+        try b.expect(command: "FAIL", "CHATHISTORY", "INVALID_TARGET")
+        b.send("CHATHISTORY LATEST #log nonsense 10")
+        try b.expect(command: "FAIL", "CHATHISTORY", "INVALID_PARAMS")
+    }
+}

@@ -1,0 +1,62 @@
+import ChorusCore
+import ChorusIRC
+import XCTest
+
+final class PersistenceTests: XCTestCase {
+    func testRoomsRolesAndMembershipSurviveRestart() throws {
+        let server = try TestServer()
+        _ = try server.server.accounts.register(name: "alice", password: "alice-password")
+        _ = try server.server.accounts.register(name: "bob", password: "bob-password")
+        do {
+            let a = try server.connect(), b = try server.connect()
+            try a.register("alice", sasl: ("alice", "alice-password"))
+            try b.register("bob", sasl: ("bob", "bob-password"))
+            try a.join("#house")
+            a.send("TOPIC #house :Chores and groceries")
+            a.send("MODE #house +i")
+            try a.expect(command: "MODE", "#house", "+i")
+            a.send("INVITE bob #house")
+            try b.expect(command: "INVITE")
+            try b.join("#house")
+            a.send("PRIVMSG #house :remember the milk")
+            try b.expect(command: "PRIVMSG", "#house")
+        }
+        try server.restart()
+
+        // Bob logs in and is put back in the room, invite-only or not, as a member.
+        let b = try server.connect()
+        let burst = try b.register("bob", sasl: ("bob", "bob-password"))
+        XCTAssertEqual(burst.last?.command, "376")
+        try b.expect(command: "JOIN", "#house")
+        try b.expect(command: "332", "#house", "Chores and groceries")
+        let names = try b.expect(command: "353")
+        XCTAssertEqual(names.params.last, "bob")
+        // A telnet-style client gets the last lines replayed, stamped with their time.
+        let replay = try b.expect(command: "PRIVMSG", "#house")
+        XCTAssertTrue(replay.params.last!.hasSuffix("remember the milk"))
+        XCTAssertTrue(replay.params.last!.hasPrefix("["))
+
+        // Alice comes back as the manager.
+        let a = try server.connect()
+        try a.register("alice", sasl: ("alice", "alice-password"))
+        let aliceNames = try a.expect(command: "353", "=", "#house")
+        XCTAssertTrue(aliceNames.params.last!.split(separator: " ").contains("@alice"))
+        a.send("MODE #house")
+        let modes = try a.expect(command: "324", "#house")
+        XCTAssertTrue(modes.params[2].contains("i"))
+
+        // A stranger still cannot get in.
+        let c = try server.connect()
+        try c.register("carol")
+        c.send("JOIN #house")
+        try c.expect(command: "473")
+
+        // Leaving is remembered too.
+        b.send("PART #house")
+        try b.expect(command: "PART", "#house")
+        try server.restart()
+        let b2 = try server.connect()
+        try b2.register("bob", sasl: ("bob", "bob-password"))
+        XCTAssertFalse(b2.drain(for: 0.4).contains { $0.command == "JOIN" })
+    }
+}

@@ -1,0 +1,121 @@
+import ChorusIRC
+import XCTest
+
+final class RegistrationTests: XCTestCase {
+    func testWelcomeBurstHasISupportLusersAndMotd() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        let burst = try c.register("alice")
+        let commands = burst.map(\.command)
+        XCTAssertEqual(Array(commands.prefix(4)), ["001", "002", "003", "004"])
+        let isupport = burst.filter { $0.command == "005" }.flatMap(\.params)
+        XCTAssertTrue(isupport.contains("CASEMAPPING=ascii"))
+        XCTAssertTrue(isupport.contains("CHANTYPES=#"))
+        XCTAssertTrue(isupport.contains("WHOX"))
+        XCTAssertTrue(commands.contains("251"))
+        XCTAssertEqual(commands.last, "376")
+        XCTAssertEqual(burst[0].params[0], "alice")
+    }
+
+    func testCapNegotiationHoldsRegistrationUntilEnd() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        c.send("CAP LS 302")
+        let ls = try c.expect(command: "CAP", "*", "LS")
+        XCTAssertTrue(ls.params.last!.contains("sasl=PLAIN"))
+        XCTAssertTrue(ls.params.last!.contains("draft/chathistory"))
+        c.send("NICK bob")
+        c.send("USER bob 0 * :Bob")
+        c.send("CAP REQ :server-time bogus-cap")
+        try c.expect(command: "CAP", "*", "NAK")
+        XCTAssertFalse(c.drain(for: 0.3).contains { $0.command == "001" }, "no welcome while negotiating")
+        c.send("CAP REQ :server-time message-tags")
+        try c.expect(command: "CAP", "*", "ACK")
+        c.send("CAP END")
+        let welcome = try c.expect(command: "001")
+        XCTAssertNotNil(welcome.tag("time"), "server-time adds a time tag")
+        c.send("CAP LIST")
+        let list = try c.expect(command: "CAP", "bob", "LIST")
+        XCTAssertTrue(list.params.last!.contains("server-time"))
+    }
+
+    func testNickRulesAndCommandsBeforeRegistration() throws {
+        let server = try TestServer()
+        let a = try server.connect()
+        try a.register("alice")
+        let b = try server.connect()
+        b.send("JOIN #x")
+        try b.expect(command: "451")
+        b.send("NICK 9lives")
+        try b.expect(command: "432")
+        b.send("NICK ALICE")
+        try b.expect(command: "433")
+        b.send("NICK Chorus")
+        try b.expect(command: "432")
+        try b.register("bob")
+        b.send("NICK alice")
+        try b.expect(command: "433")
+        b.send("NICK")
+        try b.expect(command: "431")
+        try a.join("#room")
+        try b.join("#room")
+        b.send("NICK robert")
+        let change = try a.expect(command: "NICK", "robert")
+        XCTAssertEqual(change.source?.hasPrefix("bob!"), true)
+        b.send("USER x 0 * :again")
+        try b.expect(command: "462")
+    }
+
+    func testPingPongAndQuit() throws {
+        let server = try TestServer()
+        let a = try server.connect()
+        try a.register("alice")
+        a.send("PING :token-1")
+        let pong = try a.expect(command: "PONG")
+        XCTAssertEqual(pong.params.last, "token-1")
+        let b = try server.connect()
+        try b.register("bob")
+        try a.join("#q")
+        try b.join("#q")
+        b.send("QUIT :gone fishing")
+        try b.expect(command: "ERROR")
+        let quit = try a.expect(command: "QUIT")
+        XCTAssertEqual(quit.params.first, "Quit: gone fishing")
+    }
+
+    func testServerPingsIdleClientsAndDropsSilentOnes() throws {
+        let server = try TestServer { $0.pingInterval = 0.4; $0.pingTimeout = 0.4; $0.registrationTimeout = 0.8 }
+        let a = try server.connect()
+        try a.register("alice")
+        let ping = try a.expect(command: "PING", timeout: 3)
+        a.send("PONG :\(ping.params.last ?? "")")
+        // Stop answering: the server gives up.
+        let error = try a.expect(command: "ERROR", timeout: 5)
+        XCTAssertTrue(error.params.last!.contains("Ping timeout"))
+
+        let lazy = try server.connect()
+        lazy.send("NICK lazy")
+        let timeout = try lazy.expect(command: "ERROR", timeout: 5)
+        XCTAssertTrue(timeout.params.last!.contains("Registration timed out"))
+    }
+
+    func testLabeledResponses() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        try c.register("alice", caps: ["labeled-response", "batch", "message-tags"])
+        c.send("@label=one PING x")
+        let pong = try c.expect(command: "PONG")
+        XCTAssertEqual(pong.tag("label"), "one")
+        c.send("@label=two PONG x")
+        let ack = try c.expect(command: "ACK")
+        XCTAssertEqual(ack.tag("label"), "two")
+        c.send("@label=three MOTD")
+        let open = try c.expect(command: "BATCH")
+        XCTAssertEqual(open.tag("label"), "three")
+        XCTAssertEqual(open.params.dropFirst().first, "labeled-response")
+        let id = String(open.params[0].dropFirst())
+        let inner = try c.expect(command: "372")
+        XCTAssertEqual(inner.tag("batch"), id)
+        try c.expect("batch end") { $0.command == "BATCH" && $0.params == ["-" + id] }
+    }
+}

@@ -1,0 +1,79 @@
+import ChorusIRC
+import XCTest
+
+final class RobustnessTests: XCTestCase {
+    func testBadInputGetsErrorsAndTheConnectionGoesOn() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        try c.register("alice")
+        c.send("PRIVMSG #x :" + String(repeating: "a", count: 600))
+        try c.expect(command: "417")
+        c.send(String(repeating: "b", count: 20_000))
+        try c.expect(command: "417")
+        c.send("FROBNICATE now")
+        try c.expect(command: "421", "FROBNICATE")
+        c.send("PRI%MSG x")
+        try c.expect(command: "421")
+        c.sendRaw(Array("PRIVMSG alice :a\u{0}b\r\n".utf8))
+        try c.expect(command: "FAIL")
+        c.sendRaw([0xff, 0xfe, 0x0d, 0x0a])
+        try c.expect(command: "421")
+        c.send("JOIN")
+        try c.expect(command: "461", "JOIN")
+        c.send("MODE #nope +o x")
+        try c.expect(command: "403")
+        c.send("JOIN #bad,name")
+        c.send("JOIN bad")
+        try c.expect(command: "403", "bad")
+        c.sendRaw(Array("PRIVMSG alice :caf\u{e9} \r\n".utf8) )
+        c.send("PING still-alive")
+        try c.expect(command: "PONG")
+    }
+
+    func testRandomGarbageDoesNotCrashTheServer() throws {
+        let server = try TestServer()
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<5 {
+            let c = try server.connect()
+            var bytes: [UInt8] = []
+            for _ in 0..<4000 { bytes.append(UInt8.random(in: 0...255, using: &rng)) }
+            c.sendRaw(bytes + Array("\r\nNICK x\r\nUSER x 0 * :x\r\n".utf8))
+            _ = c.drain(for: 0.2)
+            c.close()
+        }
+        let ok = try server.connect()
+        try ok.register("survivor")
+    }
+
+    func testFloodingClientIsDisconnected() throws {
+        let server = try TestServer { $0.floodBurst = 5; $0.floodRate = 2; $0.floodQueue = 20 }
+        let c = try server.connect()
+        try c.register("flooder")
+        for i in 0..<200 { c.send("PRIVMSG flooder :\(i)") }
+        let error = try c.expect(command: "ERROR")
+        XCTAssertTrue(error.params[0].contains("Excess Flood"))
+    }
+
+    func testPerIPConnectionLimit() throws {
+        let server = try TestServer { $0.maxConnectionsPerIP = 2 }
+        let a = try server.connect(), b = try server.connect()
+        try a.register("a1")
+        try b.register("b1")
+        let c = try server.connect()
+        let error = try c.expect(command: "ERROR")
+        XCTAssertTrue(error.params[0].contains("too many connections"))
+    }
+
+    func testTLSClientTalksToPlaintextClient() throws {
+        let server = try TestServer()
+        let secure = try server.connect(tls: true), plain = try server.connect()
+        try secure.register("sec")
+        try plain.register("pla")
+        try secure.join("#mixed")
+        try plain.join("#mixed")
+        secure.send("PRIVMSG #mixed :over TLS")
+        try plain.expect(command: "PRIVMSG", "#mixed", "over TLS")
+        plain.send("WHOIS sec")
+        try plain.expect(command: "671", "sec")
+    }
+}

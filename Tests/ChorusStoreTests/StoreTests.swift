@@ -1,0 +1,106 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import XCTest
+
+final class StoreTests: XCTestCase {
+    var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-store-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    var path: String { folder.appendingPathComponent("test.sqlite").path }
+    let fastHasher = PasswordHasher(logRounds: 4)
+
+    func testAccountsRegisterAuthenticateAndRefuseDuplicates() throws {
+        let accounts = Accounts(store: try SQLiteStore(path: path), hasher: fastHasher)
+        let alice = try accounts.register(name: "Alice", password: "correct horse".replacingOccurrences(of: " ", with: "-"), email: "a@example.org")
+        XCTAssertEqual(alice.name, "Alice")
+        XCTAssertFalse(alice.passwordHash.contains("correct"), "only a hash is stored")
+        XCTAssertEqual(try accounts.authenticate(name: "alice", password: "correct-horse").id, alice.id)
+        XCTAssertThrowsError(try accounts.authenticate(name: "alice", password: "wrong-horse")) {
+            XCTAssertEqual($0 as? AccountError, .wrongPassword)
+        }
+        XCTAssertThrowsError(try accounts.authenticate(name: "nobody", password: "whatever1"))
+        XCTAssertThrowsError(try accounts.register(name: "ALICE", password: "another-pw")) {
+            XCTAssertEqual($0 as? AccountError, .nameTaken("ALICE"))
+        }
+        XCTAssertThrowsError(try accounts.register(name: "bob", password: "short")) { XCTAssertEqual($0 as? AccountError, .weakPassword) }
+        XCTAssertThrowsError(try accounts.register(name: "9bob", password: "long-enough")) {
+            XCTAssertEqual($0 as? AccountError, .invalidName("9bob"))
+        }
+        XCTAssertThrowsError(try accounts.register(name: "bob", password: "long-enough", email: "nope")) {
+            XCTAssertEqual($0 as? AccountError, .invalidEmail("nope"))
+        }
+        try accounts.changePassword(name: "alice", to: "new-password")
+        XCTAssertNoThrow(try accounts.authenticate(name: "Alice", password: "new-password"))
+        try accounts.delete(name: "alice")
+        XCTAssertNil(try accounts.store.account(named: "alice"))
+    }
+
+    func testPasswordHashesAreSaltedAndVerify() throws {
+        let a = try fastHasher.hash("same-password"), b = try fastHasher.hash("same-password")
+        XCTAssertNotEqual(a, b)
+        XCTAssertTrue(fastHasher.verify("same-password", against: a))
+        XCTAssertFalse(fastHasher.verify("Same-password", against: a))
+        XCTAssertFalse(fastHasher.verify("same-password", against: "$scrypt$garbage"))
+    }
+
+    func testRoomsAndMembershipsSurviveReopening() throws {
+        do {
+            let store = try SQLiteStore(path: path)
+            _ = try store.insertAccount(Account(name: "alice", passwordHash: "x", createdAt: Date()))
+            var room = Room(name: "#Kitchen", topic: "Dishes", topicSetBy: "alice", topicSetAt: Date(), createdAt: Date())
+            room.modes.inviteOnly = true
+            room.modes.key = "sesame"
+            room.modes.limit = 12
+            room.bans = ["*!*@bad", "$a:mallory"]
+            try store.saveRoom(room)
+            try store.saveMembership(Membership(room: room.key, account: "alice", role: .manager, since: Date()))
+        }
+        let store = try SQLiteStore(path: path)
+        let rooms = try store.allRooms()
+        XCTAssertEqual(rooms.count, 1)
+        XCTAssertEqual(rooms[0].name, "#Kitchen")
+        XCTAssertEqual(rooms[0].topic, "Dishes")
+        XCTAssertTrue(rooms[0].modes.inviteOnly)
+        XCTAssertEqual(rooms[0].modes.key, "sesame")
+        XCTAssertEqual(rooms[0].modes.limit, 12)
+        XCTAssertEqual(rooms[0].bans, ["*!*@bad", "$a:mallory"])
+        XCTAssertEqual(try store.memberships(ofAccount: "ALICE").map(\.role), [.manager])
+        // Deleting the room removes its memberships too.
+        try store.deleteRoom(named: "#kitchen")
+        XCTAssertEqual(try store.allMemberships(), [])
+    }
+
+    func testHistoryPaging() throws {
+        let store = try SQLiteStore(path: path)
+        let base = Date(timeIntervalSince1970: 1_800_000_000)
+        let entries = (0..<10).map { i in
+            HistoryEntry(conversation: "#c", msgid: "m\(i)", time: base.addingTimeInterval(Double(i)), command: "PRIVMSG",
+                         source: "a!a@h", account: "a", target: "#c", text: "line \(i)")
+        }
+        try store.appendHistory(entries)
+        try store.appendHistory([HistoryEntry(conversation: "#other", msgid: "x", time: base, command: "PRIVMSG",
+                                              source: "a!a@h", account: nil, target: "#other", text: "elsewhere")])
+        func texts(_ q: HistoryQuery) throws -> [String] { try store.history(of: "#c", q).map(\.text) }
+        XCTAssertEqual(try texts(.latest(after: nil, limit: 3)), ["line 7", "line 8", "line 9"])
+        XCTAssertEqual(try texts(.latest(after: .msgid("m7"), limit: 10)), ["line 8", "line 9"])
+        XCTAssertEqual(try texts(.before(.msgid("m5"), limit: 2)), ["line 3", "line 4"])
+        XCTAssertEqual(try texts(.after(.time(base.addingTimeInterval(7.5)), limit: 5)), ["line 8", "line 9"])
+        XCTAssertEqual(try texts(.around(.msgid("m5"), limit: 4)), ["line 3", "line 4", "line 5", "line 6"])
+        XCTAssertEqual(try texts(.between(.msgid("m2"), .msgid("m6"), limit: 10)), ["line 3", "line 4", "line 5"])
+        XCTAssertEqual(try texts(.between(.msgid("m8"), .msgid("m1"), limit: 2)), ["line 6", "line 7"])
+        XCTAssertEqual(try texts(.before(.msgid("unknown"), limit: 2)), [])
+        let targets = try store.historyTargets(among: ["#c", "#other", "#none"], from: base.addingTimeInterval(-1),
+                                               to: base.addingTimeInterval(100), limit: 10)
+        XCTAssertEqual(targets.map(\.conversation), ["#c", "#other"])
+        XCTAssertEqual(HistoryEntry.conversation(between: "Bob", and: "alice"), HistoryEntry.conversation(between: "alice", and: "bob"))
+    }
+}
