@@ -71,7 +71,7 @@ final class Client {
         self.floodTokens = Double(floodBurst)
     }
 
-    var prefix: String { "\(nick)!\(user)@\(host)" }
+    var prefix: String { "\(nick)!\(user.isEmpty ? "*" : user)@\(host)" }
     var accountName: String? { account?.name }
 
     func nextBatchID() -> String {
