@@ -35,11 +35,13 @@ let package = Package(
             name: "ChorusStore",
             dependencies: ["ChorusCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
+        // The command language: `!verb args` → a JobBoard call → replies and events with tags.
+        .target(name: "ChorusBot", dependencies: ["ChorusCore"]),
         // SwiftNIO: listeners, sessions, channel registry, fan-out, history playback.
         .target(
             name: "ChorusServer",
             dependencies: [
-                "ChorusIRC", "ChorusCore", "ChorusStore",
+                "ChorusIRC", "ChorusCore", "ChorusStore", "ChorusBot",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -60,10 +62,11 @@ let package = Package(
         ),
         .testTarget(name: "ChorusIRCTests", dependencies: ["ChorusIRC"]),
         .testTarget(name: "ChorusStoreTests", dependencies: ["ChorusStore", "ChorusCore"]),
+        .testTarget(name: "ChorusBotTests", dependencies: ["ChorusBot", "ChorusCore", "ChorusStore"]),
         .testTarget(
             name: "ChorusServerTests",
             dependencies: [
-                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC",
+                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusBot",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

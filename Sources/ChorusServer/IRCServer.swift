@@ -1,3 +1,4 @@
+import ChorusBot
 import ChorusCore
 import ChorusIRC
 import Foundation
@@ -13,8 +14,9 @@ import NIOSSL
 /// database reads run on a thread pool, and every database write goes, in order, to one serial queue.
 public final class IRCServer: @unchecked Sendable {
     public let config: ServerConfig
-    let store: any Store
+    let store: any ChorusStorage
     public let accounts: Accounts
+    let bot: Bot
     let group: EventLoopGroup
     let loop: EventLoop
     let logger: Logger
@@ -32,6 +34,8 @@ public final class IRCServer: @unchecked Sendable {
 
     var clients: [ObjectIdentifier: Client] = [:]
     var nicks: [String: Client] = [:]
+    /// Logged-in connections by account key: where an account's direct events go.
+    var sessions: [String: [Client]] = [:]
     var rooms: [String: LiveRoom] = [:]
     var whowas: [WhowasEntry] = []
     var connectionsPerIP: [String: Int] = [:]
@@ -59,11 +63,12 @@ public final class IRCServer: @unchecked Sendable {
         var time: Date
     }
 
-    public init(config: ServerConfig, store: any Store,
+    public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "chorus")) {
         self.config = config
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
+        self.bot = Bot(board: JobBoard(store: store, now: now), accounts: store)
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()
@@ -80,8 +85,13 @@ public final class IRCServer: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: config.dataDirectory, withIntermediateDirectories: true)
         let storedRooms = try store.allRooms()
         let memberships = try store.allMemberships()
+        let settings = try storedRooms.map { try store.roomSettings($0.key) }
         try loop.submit {
-            for room in storedRooms { self.rooms[room.key] = LiveRoom(room: room) }
+            for (room, s) in zip(storedRooms, settings) {
+                let live = LiveRoom(room: room)
+                live.echoCommands = s.echoCommands
+                self.rooms[room.key] = live
+            }
             for m in memberships { self.rooms[m.room]?.memberships[m.account] = m }
         }.wait()
 
@@ -174,6 +184,10 @@ public final class IRCServer: @unchecked Sendable {
         if let n = connectionsPerIP[client.ip] { connectionsPerIP[client.ip] = n > 1 ? n - 1 : nil }
         if !client.registered { unregisteredCount -= 1; return }
         nicks.removeValue(forKey: client.nickKey)
+        if let key = client.account?.key {
+            sessions[key]?.removeAll { $0 === client }
+            if sessions[key]?.isEmpty == true { sessions[key] = nil }
+        }
         rememberWhowas(client)
         let quit = Outgoing(Message(source: client.prefix, "QUIT", ["Quit: \(reason)"]), time: now(), account: client.accountName)
         broadcast(quit, to: peers(of: client), except: client)
@@ -389,7 +403,7 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     /// A database write, in order after every write queued before it; errors are logged.
-    func persist(_ what: String, _ work: @escaping (any Store) throws -> Void) {
+    func persist(_ what: String, _ work: @escaping (any ChorusStorage) throws -> Void) {
         let store = self.store
         let logger = self.logger
         writer.async {
@@ -397,8 +411,9 @@ public final class IRCServer: @unchecked Sendable {
         }
     }
 
-    /// A read that must see every write queued before it.
-    func readAfterWrites<T>(_ work: @escaping (any Store) throws -> T) -> EventLoopFuture<T> {
+    /// Work that must see every write queued before it and come before every write queued after it:
+    /// reads of fresh state, and bot commands (read, decide, write) that must not race each other.
+    func readAfterWrites<T>(_ work: @escaping (any ChorusStorage) throws -> T) -> EventLoopFuture<T> {
         flushHistory()
         let promise = loop.makePromise(of: T.self)
         let store = self.store

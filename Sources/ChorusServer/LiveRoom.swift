@@ -12,6 +12,8 @@ final class LiveRoom {
     var memberships: [String: Membership] = [:]
     /// Nicks invited since the last time they could not join (folded), for +i rooms.
     var invitedNicks: Set<String> = []
+    /// Whether `!command` lines are relayed to the room (room setting `echo`).
+    var echoCommands = true
 
     struct Status: OptionSet {
         let rawValue: UInt8

@@ -32,6 +32,8 @@ public struct ServerConfig: Sendable {
     public var keyPath: String?
     /// The nick of the built-in bot that answers `!commands` in private; no person may take it.
     public var serviceNick = "Chorus"
+    /// The time zone for reading and showing due times (`tomorrow 17:00`).
+    public var timeZone = TimeZone.current
     public var motd = "Welcome to Chorus: a chat server for teams that share work.\nType /join #room to start."
     /// Lines replayed on JOIN to clients without `draft/chathistory`.
     public var historyReplayLines = 20
@@ -117,6 +119,9 @@ extension ServerConfig {
             case "name": serverName = value
             case "network": network = value
             case "service-nick": serviceNick = value
+            case "timezone":
+                guard let tz = TimeZone(identifier: value) else { throw ConfigError("\(path):\(number + 1): unknown time zone \(value)") }
+                timeZone = tz
             case "data": dataDirectory = value
             case "tls": tls = try Listener.parse(value)
             case "plain": plain = try Listener.parse(value)

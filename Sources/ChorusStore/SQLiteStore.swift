@@ -121,7 +121,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
 
     public func deleteRoom(named name: String) throws {
         try db.write { db in
+            // Memberships, jobs, requests and settings go with the room (ON DELETE CASCADE).
             try db.execute(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
+            try db.execute(sql: "DELETE FROM history WHERE conversation = ?", arguments: [Account.key(name)])
+            try db.execute(sql: "DELETE FROM events WHERE room = ?", arguments: [Account.key(name)])
         }
     }
 

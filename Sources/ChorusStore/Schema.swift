@@ -57,6 +57,72 @@ enum Schema {
                 CREATE INDEX history_conversation_time ON history(conversation, time, id);
                 """)
         }
+        migrator.registerMigration("v2: jobs, comments, events, requests, room settings") { db in
+            try db.execute(sql: """
+                CREATE TABLE jobs (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  room TEXT REFERENCES rooms(key) ON DELETE CASCADE,
+                  title TEXT NOT NULL,
+                  description TEXT NOT NULL DEFAULT '',
+                  status TEXT NOT NULL,
+                  creator TEXT NOT NULL,
+                  creator_key TEXT NOT NULL,
+                  assignee TEXT,
+                  assignee_key TEXT,
+                  due INTEGER,
+                  created_at INTEGER NOT NULL,
+                  updated_at INTEGER NOT NULL,
+                  tasks TEXT NOT NULL DEFAULT '[]',
+                  photos TEXT NOT NULL DEFAULT '[]'
+                );
+                CREATE INDEX jobs_room ON jobs(room, id);
+                CREATE INDEX jobs_assignee ON jobs(assignee_key, status);
+                CREATE INDEX jobs_personal ON jobs(creator_key) WHERE room IS NULL;
+                CREATE TABLE comments (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+                  author TEXT NOT NULL,
+                  text TEXT NOT NULL,
+                  at INTEGER NOT NULL
+                );
+                CREATE INDEX comments_job ON comments(job, id);
+                CREATE TABLE events (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  type TEXT NOT NULL,
+                  room TEXT,
+                  job INTEGER,
+                  actor TEXT NOT NULL,
+                  data TEXT NOT NULL,
+                  at INTEGER NOT NULL,
+                  concerns TEXT NOT NULL DEFAULT '[]',
+                  audience TEXT
+                );
+                CREATE INDEX events_job ON events(job, id);
+                CREATE TABLE requests (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  room TEXT NOT NULL REFERENCES rooms(key) ON DELETE CASCADE,
+                  kind TEXT NOT NULL,
+                  job INTEGER,
+                  by TEXT NOT NULL,
+                  reason TEXT NOT NULL DEFAULT '',
+                  state TEXT NOT NULL,
+                  decided_by TEXT,
+                  at INTEGER NOT NULL
+                );
+                CREATE INDEX requests_open ON requests(room, state);
+                CREATE TABLE room_settings (
+                  room TEXT PRIMARY KEY REFERENCES rooms(key) ON DELETE CASCADE,
+                  visibility TEXT NOT NULL DEFAULT 'all',
+                  creators TEXT NOT NULL DEFAULT 'everyone',
+                  echo_commands BOOLEAN NOT NULL DEFAULT 1
+                );
+                CREATE TABLE queued_events (
+                  account TEXT NOT NULL,
+                  event INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+                  PRIMARY KEY (account, event)
+                );
+                """)
+        }
         return migrator
     }
 }

@@ -1,3 +1,4 @@
+import ChorusBot
 import ChorusCore
 import ChorusIRC
 import Foundation
@@ -60,12 +61,15 @@ extension IRCServer {
                     }
                     continue
                 }
+                let isCommand = command == "PRIVMSG" && statusFilter == nil && Bot.isCommand(text)
+                let relayed = !isCommand || room.echoCommands
                 broadcast(out, to: room.members, except: echo ? nil : client, reply: reply, only: { member in
-                    guard recipients(member) else { return false }
+                    guard recipients(member), relayed || member === client else { return false }
                     guard let statusFilter else { return true }
                     return member === client || !(room.status(of: member) ?? []).isDisjoint(with: statusFilter)
                 })
-                if command != "TAGMSG" && statusFilter == nil {
+                if isCommand { runCommand(text, in: room, reply: reply) }
+                if command != "TAGMSG" && statusFilter == nil && relayed {
                     record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
                                         account: client.accountName, target: room.name, text: text,
                                         clientTags: Self.serializeTags(clientTags)))
@@ -77,12 +81,15 @@ extension IRCServer {
                     continue
                 }
                 broadcast(out, to: clients.values.filter(\.registered), except: echo ? nil : client, reply: reply, only: recipients)
+            } else if Names.fold(target) == Names.fold(config.serviceNick) {
+                // Private commands to the bot; `help` works as well as `!help`.
+                if command == "PRIVMSG" {
+                    if echo { reply.add(out) }
+                    runCommand(text.hasPrefix("!") ? text : "!" + text, in: nil, reply: reply)
+                }
             } else {
                 guard let peer = nicks[Names.fold(target)] else {
-                    if !quiet {
-                        let why = Names.fold(target) == Names.fold(config.serviceNick) ? "the \(target) service is not running" : "No such nick"
-                        reply.numeric(.noSuchNick, target, why)
-                    }
+                    if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
                 }
                 if recipients(peer) { send(out, to: peer) }

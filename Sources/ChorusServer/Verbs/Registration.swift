@@ -214,12 +214,20 @@ extension IRCServer {
         }
         sendLusers(reply)
         sendMotd(reply)
-        if client.account != nil { rejoinRooms(client, reply: reply) }
+        if let account = client.account {
+            sessions[account.key, default: []].append(client)
+            rejoinRooms(client, reply: reply)
+            deliverQueuedEvents(to: client, account: account)
+        }
     }
 
     /// Marks the client as logged in and says so (900).
     func logIn(_ client: Client, as account: Account, reply: Reply) {
         client.account = account
+        if client.registered {
+            sessions[account.key, default: []].append(client)
+            deliverQueuedEvents(to: client, account: account)
+        }
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         if client.registered {
             let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())

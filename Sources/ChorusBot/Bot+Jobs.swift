@@ -1,0 +1,279 @@
+import ChorusCore
+import Foundation
+
+extension Bot {
+    static let addUsage = "!job add <title> [@assignee] [due <when>] [-- <description>]"
+
+    func addJob(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        guard let sub = args.next(), sub.lowercased() == "add" || sub.lowercased() == "new" else {
+            throw UsageError("Usage: \(Self.addUsage)")
+        }
+        let room = try self.room(inv, &args, required: false)
+        let line = args.rest()
+        var head = line
+        var description = ""
+        if let sep = line.range(of: " -- ") ?? (line.hasPrefix("-- ") ? line.range(of: "-- ") : nil) {
+            head = String(line[..<sep.lowerBound])
+            description = String(line[sep.upperBound...]).trimmingCharacters(in: .whitespaces)
+        }
+        var titleWords: [String] = []
+        var assignee: String?
+        var due: Date?
+        var words = head.split(separator: " ").map(String.init)[...]
+        while let w = words.first {
+            words = words.dropFirst()
+            if w.hasPrefix("@"), w.count > 1 {
+                assignee = try account(w, inv)
+            } else if w.lowercased() == "due" {
+                let phrase = words.joined(separator: " ")
+                // The longest run of words that reads as a time; the rest goes back to the title.
+                var found: (Date, Int)?
+                for n in stride(from: min(words.count, 4), through: 1, by: -1) {
+                    if case .date(let d)? = when(inv).parse(words.prefix(n).joined(separator: " "), now: inv.now) {
+                        found = (d, n)
+                        break
+                    }
+                }
+                guard let (date, used) = found else {
+                    throw UsageError("Cannot read \"\(phrase)\" as a time. Try: tomorrow 17:00, fri, in 3d, 2026-12-01")
+                }
+                due = date
+                words = words.dropFirst(used)
+            } else {
+                titleWords.append(w)
+            }
+        }
+        let title = titleWords.joined(separator: " ")
+        guard !title.isEmpty else { throw UsageError("A job needs a title. Usage: \(Self.addUsage)") }
+        let change = try board.add(title: title, description: description, assignee: assignee, due: due,
+                                   in: room?.key, by: inv.account)
+        if room == nil {
+            // Personal jobs have no room to hear the event: tell the owner directly.
+            return BotResult(replies: [text(inv).line(change.events[0])])
+        }
+        return announce(change)
+    }
+
+    func assign(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!assign <id> <nick>"
+        let id = try args.id(usage: usage)
+        let who = try account(try args.word("nick", usage: usage), inv)
+        return announce(try board.assign(id, to: who, by: inv.account))
+    }
+
+    func unassign(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        announce(try board.unassign(try args.id(usage: "!unassign <id>"), by: inv.account))
+    }
+
+    func move(_ inv: Invocation, _ args: inout Args, to status: Job.Status, verb: String) throws -> BotResult {
+        let id = try args.id(usage: status == .cancelled ? "!cancel <id> [reason]" : "!\(verb) <id>")
+        let reason = args.rest()
+        let change = try board.move(id, to: status, reason: reason, by: inv.account)
+        return personalOrAnnounce(change, inv)
+    }
+
+    /// Changes to personal jobs are told to their owner; room jobs are announced.
+    func personalOrAnnounce(_ change: JobBoard.Change, _ inv: Invocation) -> BotResult {
+        if change.job?.room == nil {
+            return BotResult(replies: change.events.map { text(inv).line($0) })
+        }
+        return announce(change)
+    }
+
+    func edit(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!edit <id> title|due|description <value>"
+        let id = try args.id(usage: usage)
+        let field = try args.word("field (title, due or description)", usage: usage).lowercased()
+        let value = args.rest()
+        let change: JobBoard.Change
+        switch field {
+        case "title":
+            guard !value.isEmpty else { throw UsageError("Give the new title. Usage: \(usage)") }
+            change = try board.edit(id, title: value, by: inv.account)
+        case "description", "desc":
+            change = try board.edit(id, description: value, by: inv.account)
+        case "due":
+            guard let parsed = when(inv).parse(value, now: inv.now) else {
+                throw UsageError("Cannot read \"\(value)\" as a time. Try: tomorrow 17:00, fri, in 3d, 2026-12-01, none")
+            }
+            switch parsed {
+            case .date(let d): change = try board.edit(id, due: .some(d), by: inv.account)
+            case .none: change = try board.edit(id, due: .some(nil), by: inv.account)
+            }
+        default:
+            throw UsageError("You can edit title, due or description. Usage: \(usage)")
+        }
+        return personalOrAnnounce(change, inv)
+    }
+
+    func task(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!task add <id> <text> | !task done <id> <n>"
+        switch try args.word("add or done", usage: usage).lowercased() {
+        case "add":
+            let id = try args.id(usage: usage)
+            let text = args.rest()
+            guard !text.isEmpty else { throw UsageError("Say what the task is. Usage: \(usage)") }
+            return personalOrAnnounce(try board.addTask(id, text: text, by: inv.account), inv)
+        case "done", "tick":
+            let id = try args.id(usage: usage)
+            let word = try args.word("task number", usage: usage)
+            guard let n = Int(word) else { throw UsageError("\"\(word)\" is not a task number. Usage: \(usage)") }
+            return personalOrAnnounce(try board.completeTask(id, number: n, by: inv.account), inv)
+        default:
+            throw UsageError("Usage: \(usage)")
+        }
+    }
+
+    func comment(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!comment <id> <text>"
+        let id = try args.id(usage: usage)
+        let text = args.rest()
+        guard !text.isEmpty else { throw UsageError("Say something. Usage: \(usage)") }
+        let (_, event) = try board.comment(id, text: text, by: inv.account)
+        if event.room == nil { return BotResult(replies: [self.text(inv).line(event)]) }
+        return BotResult(events: [event])
+    }
+
+    func comments(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let id = try args.id(usage: "!comments <id>")
+        let job = try board.job(id, by: inv.account)
+        let list = try board.comments(id, by: inv.account)
+        guard !list.isEmpty else { return BotResult(replies: ["Job \(id) “\(job.title)” has no comments yet: !comment \(id) <text>"]) }
+        let t = text(inv)
+        return BotResult(replies: ["Comments on job \(id) “\(job.title)”, newest first:"] +
+                         list.map { "  \(t.short($0.at)) \($0.author): \($0.text)" })
+    }
+
+    func show(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let id = try args.id(usage: "!show <id>")
+        let job = try board.job(id, by: inv.account)
+        let t = text(inv)
+        var lines = ["Job \(job.id): \(job.title)"]
+        var facts = ["status \(job.status.rawValue)"]
+        facts.append(job.assignee.map { "assigned to \($0)" } ?? "unassigned")
+        facts.append("created by \(job.creator) \(t.short(job.createdAt))")
+        if let due = job.due { facts.append("due \(t.when.format(due, now: inv.now))" + (job.status.isOpen && due < inv.now ? " (overdue)" : "")) }
+        facts.append(job.room.map { "in \(inv.rooms[$0] ?? $0)" } ?? "personal")
+        lines.append("  " + facts.joined(separator: " · "))
+        if !job.description.isEmpty { lines.append("  \(job.description)") }
+        if !job.tasks.isEmpty {
+            lines.append("  Checklist \(job.tasksDone)/\(job.tasks.count):")
+            for (i, task) in job.tasks.enumerated() {
+                lines.append("    [\(task.done ? "x" : " ")] \(i + 1). \(task.text)" + (task.doneBy.map { " (\($0))" } ?? ""))
+            }
+        }
+        for photo in job.photos {
+            lines.append("  Photo by \(photo.by): \(photo.url)" + (photo.caption.isEmpty ? "" : " \(photo.caption)"))
+        }
+        return BotResult(replies: lines)
+    }
+
+    func activity(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let id = try args.id(usage: "!activity <id>")
+        let job = try board.job(id, by: inv.account)
+        let events = try board.activity(id, by: inv.account)
+        let t = text(inv)
+        return BotResult(replies: ["Activity of job \(id) “\(job.title)”, newest first:"] +
+                         events.map { "  \(t.short($0.at)) \(t.line($0, withJob: false))" })
+    }
+
+    func jobs(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let room = try self.room(inv, &args, required: false)
+        var filter = JobFilter()
+        var page = 1
+        var words: [String] = []
+        let w = when(inv)
+        while let word = args.next() {
+            let lower = word.lowercased()
+            if lower.hasPrefix("status:") {
+                var set = Set<Job.Status>()
+                for s in lower.dropFirst(7).split(separator: ",") {
+                    if s == "open" { set.formUnion([.created, .assigned, .inProgress]) }
+                    else if s == "inprogress" || s == "in-progress" || s == "started" { set.insert(.inProgress) }
+                    else if let status = Job.Status(rawValue: String(s)) { set.insert(status) }
+                    else { throw UsageError("Unknown status \"\(s)\": use created, assigned, in-progress, completed, cancelled or open") }
+                }
+                filter.statuses = set
+            } else if lower.hasPrefix("assignee:") {
+                filter.assignee = try account(String(word.dropFirst(9)), inv)
+            } else if lower == "mine" {
+                filter.assignee = inv.account
+            } else if lower.hasPrefix("due:") || lower.hasPrefix("created:") {
+                let isDue = lower.hasPrefix("due:")
+                let value = String(lower.drop(while: { $0 != ":" }).dropFirst()).replacingOccurrences(of: "_", with: " ")
+                if isDue && value == "overdue" {
+                    filter.dueTo = inv.now
+                    filter.statuses = filter.statuses ?? [.created, .assigned, .inProgress]
+                    continue
+                }
+                guard let range = Self.range(value, w, now: inv.now) else {
+                    throw UsageError("Cannot read \"\(value)\" as a day or range: try today, tomorrow, fri, 2026-12-01, week, overdue")
+                }
+                if isDue { filter.dueFrom = range.0; filter.dueTo = range.1 } else { filter.createdFrom = range.0; filter.createdTo = range.1 }
+            } else if lower.hasPrefix("page:"), let n = Int(lower.dropFirst(5)), n >= 1 {
+                page = n
+            } else {
+                words.append(word)
+            }
+        }
+        if !words.isEmpty { filter.text = words.joined(separator: " ") }
+        filter.limit = 10
+        filter.offset = (page - 1) * 10
+        let (jobs, total) = try board.list(in: room?.key, filter: filter, by: inv.account)
+        let place = room?.name ?? "your personal list"
+        guard !jobs.isEmpty else {
+            return BotResult(replies: [total == 0 ? "No jobs match in \(place)." : "No jobs on page \(page) (\(total) in all)."])
+        }
+        let t = text(inv)
+        var lines = ["Jobs in \(place), newest first (\(filter.offset + 1)-\(filter.offset + jobs.count) of \(total)):"]
+        lines += jobs.map { "  " + t.summary($0) }
+        if filter.offset + jobs.count < total { lines.append("  … more: !jobs page:\(page + 1)") }
+        return BotResult(replies: lines)
+    }
+
+    /// A day (`today`, `fri`, `2026-12-01`) or `week` as [start, end).
+    static func range(_ text: String, _ w: When, now: Date) -> (Date, Date)? {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = w.timeZone
+        if text == "week" || text == "this week" {
+            let start = cal.startOfDay(for: now)
+            return (start, cal.date(byAdding: .day, value: 7, to: start)!)
+        }
+        guard case .date(let d)? = w.parse(text, now: now) else { return nil }
+        let start = cal.startOfDay(for: d)
+        return (start, cal.date(byAdding: .day, value: 1, to: start)!)
+    }
+
+    func photo(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!photo <id> <url> [caption]"
+        let id = try args.id(usage: usage)
+        let url = try args.word("link", usage: usage)
+        return personalOrAnnounce(try board.addPhoto(id, url: url, caption: args.rest(), by: inv.account), inv)
+    }
+
+    func mine(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let jobs = try board.mine(inv.account, rooms: Array(inv.rooms.keys))
+        guard !jobs.isEmpty else { return BotResult(replies: ["You have no open jobs. !ask work in a room to get some."]) }
+        let t = text(inv)
+        return BotResult(replies: ["Your open jobs (\(jobs.count)), soonest due first:"] +
+                         jobs.map { "  " + t.summary($0, showRoom: true) })
+    }
+
+    func stats(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let who = try args.next().map { try account($0, inv) } ?? inv.account
+        var filter = JobFilter()
+        filter.assignee = who
+        filter.statuses = [.completed]
+        var lines: [String] = []
+        if let room = inv.room {
+            filter.rooms = [room.key]
+            lines.append("\(who) has completed \(try board.store.countJobs(filter)) jobs in \(room.name).")
+        }
+        // Count only rooms the asker shares, so stats reveal nothing of rooms they are not in.
+        filter.rooms = Array(inv.rooms.keys)
+        filter.personalOf = Account.key(who) == Account.key(inv.account) ? who : nil
+        lines.append("\(who) has completed \(try board.store.countJobs(filter)) jobs in all the rooms you share" +
+                     (filter.personalOf != nil ? " and on your personal list." : "."))
+        return BotResult(replies: lines)
+    }
+}

@@ -1,0 +1,80 @@
+import ChorusCore
+import Foundation
+
+/// The command interpreter: `!verb args` → a command from the table → a `JobBoard` call → replies
+/// and events. It never throws and never crashes on input: every refusal is a one-line reply.
+public struct Bot: Sendable {
+    public let board: JobBoard
+    public let accounts: any Store
+
+    public init(board: JobBoard, accounts: any Store) {
+        self.board = board
+        self.accounts = accounts
+    }
+
+    /// True for lines the bot should read: `!` followed by a letter (so `!!!` and `! ` stay chat).
+    public static func isCommand(_ text: String) -> Bool {
+        guard text.hasPrefix("!"), let second = text.dropFirst().first else { return false }
+        return second.isLetter
+    }
+
+    public func run(_ text: String, _ inv: Invocation) -> BotResult {
+        let body = text.dropFirst().drop(while: { $0 == " " })
+        let verbEnd = body.firstIndex(of: " ") ?? body.endIndex
+        let verb = body[..<verbEnd].lowercased()
+        var args = Args(body[verbEnd...])
+        guard let command = Self.byName[verb] else {
+            return BotResult(replies: ["Unknown command !\(verb). Type !help for the commands you can use here."])
+        }
+        do {
+            if command.audience > .anyone, let room = inv.room {
+                let role = try board.store.role(of: inv.account, in: room.key)
+                guard let role else { throw JobError.notInRoom(room.name) }
+                if command.audience == .manager && role != .manager {
+                    throw JobError.notAllowed("!\(command.name) is for the room's managers")
+                }
+            }
+            return try command.run(self, inv, &args)
+        } catch let error as UsageError {
+            return BotResult(replies: [error.description])
+        } catch let error as JobError {
+            return BotResult(replies: [error.description])
+        } catch {
+            return BotResult(replies: ["Sorry, that did not work (\(error)). Nothing was changed."])
+        }
+    }
+
+    // MARK: Helpers
+
+    func when(_ inv: Invocation) -> When { When(timeZone: inv.timeZone) }
+
+    func text(_ inv: Invocation) -> EventText {
+        EventText(when: when(inv), now: inv.now, roomName: { inv.rooms[$0] ?? $0 })
+    }
+
+    /// `@bob`, `bob` → the account behind that nick, or an account of that name.
+    func account(_ word: String, _ inv: Invocation) throws -> String {
+        var name = word.hasPrefix("@") ? String(word.dropFirst()) : word
+        if name.lowercased() == "me" { name = inv.nick }
+        if let online = inv.onlineAccounts[Account.key(name)] { return online }
+        if let stored = try accounts.account(named: name) { return stored.name }
+        throw UsageError("\(name) is not a registered account")
+    }
+
+    /// The room a private command names with a leading `#room`, or the room it was typed in.
+    func room(_ inv: Invocation, _ args: inout Args, required: Bool) throws -> Invocation.RoomRef? {
+        if let first = args.peek, first.hasPrefix("#") {
+            _ = args.next()
+            let key = Account.key(first)
+            guard let name = inv.rooms[key] else { throw JobError.notInRoom(first) }
+            return .init(key: key, name: name)
+        }
+        if let room = inv.room { return room }
+        if required { throw UsageError("Name the room: this command needs one, e.g. #kitchen") }
+        return nil
+    }
+
+    func announce(_ change: JobBoard.Change, reply: String? = nil) -> BotResult {
+        BotResult(replies: reply.map { [$0] } ?? [], events: change.events)
+    }
+}

@@ -1,0 +1,111 @@
+import ChorusCore
+import Foundation
+
+/// One chat command: its names, syntax, who may use it, help, and handler. The table below is the
+/// one source of truth: the interpreter dispatches from it, `!help` lists it, and the tests check
+/// that every entry has a page in `Commands/` whose example session still runs.
+public struct BotCommand: Sendable {
+    public enum Audience: Int, Sendable, Comparable {
+        case anyone = 0   // any logged-in user, in a room or in private
+        case member = 1   // a member of the room
+        case manager = 2  // a manager of the room
+
+        public static func < (a: Audience, b: Audience) -> Bool { a.rawValue < b.rawValue }
+    }
+
+    public let name: String
+    public let aliases: [String]
+    /// One line per form, e.g. `!assign <id> <nick>`.
+    public let syntax: [String]
+    public let summary: String
+    public let example: String
+    public let audience: Audience
+    let run: @Sendable (Bot, Invocation, inout Args) throws -> BotResult
+}
+
+extension Bot {
+    public static let commands: [BotCommand] = [
+        BotCommand(name: "help", aliases: ["commands"], syntax: ["!help [command]"],
+                   summary: "List the commands you may use here, or show one command's syntax and an example.",
+                   example: "!help assign", audience: .anyone, run: { try $0.help($1, &$2) }),
+        BotCommand(name: "job", aliases: ["add"], syntax: ["!job add <title> [@assignee] [due <when>] [-- <description>]"],
+                   summary: "Create a job in this room (or on your personal list, in private). <when>: tomorrow 17:00, fri, in 3d, 2026-12-01.",
+                   example: "!job add Fix the sink @bob due fri -- it leaks under the counter", audience: .member,
+                   run: { try $0.addJob($1, &$2) }),
+        BotCommand(name: "assign", aliases: [], syntax: ["!assign <id> <nick>"],
+                   summary: "Give a job to a member of the room; the job becomes assigned and they are told.",
+                   example: "!assign 1 bob", audience: .manager, run: { try $0.assign($1, &$2) }),
+        BotCommand(name: "unassign", aliases: [], syntax: ["!unassign <id>"],
+                   summary: "Take a job back from its assignee; it returns to created.",
+                   example: "!unassign 1", audience: .manager, run: { try $0.unassign($1, &$2) }),
+        BotCommand(name: "start", aliases: [], syntax: ["!start <id>"],
+                   summary: "Mark a job in progress (an unassigned job becomes yours).",
+                   example: "!start 1", audience: .member, run: { try $0.move($1, &$2, to: .inProgress, verb: "start") }),
+        BotCommand(name: "done", aliases: ["complete"], syntax: ["!done <id>"],
+                   summary: "Mark a job completed; its creator is told.",
+                   example: "!done 1", audience: .member, run: { try $0.move($1, &$2, to: .completed, verb: "done") }),
+        BotCommand(name: "reopen", aliases: [], syntax: ["!reopen <id>"],
+                   summary: "Reopen a completed or cancelled job.",
+                   example: "!reopen 1", audience: .member, run: { try $0.move($1, &$2, to: .assigned, verb: "reopen") }),
+        BotCommand(name: "cancel", aliases: [], syntax: ["!cancel <id> [reason]"],
+                   summary: "Cancel a job, saying why.",
+                   example: "!cancel 1 the landlord will fix it", audience: .manager,
+                   run: { try $0.move($1, &$2, to: .cancelled, verb: "cancel") }),
+        BotCommand(name: "edit", aliases: [], syntax: ["!edit <id> title|due|description <value>"],
+                   summary: "Change a job's title, due time (or `none`) or description.",
+                   example: "!edit 1 due tomorrow 9:00", audience: .member, run: { try $0.edit($1, &$2) }),
+        BotCommand(name: "task", aliases: [], syntax: ["!task add <id> <text>", "!task done <id> <n>"],
+                   summary: "Add a checklist item to a job, or tick item n; the job shows its progress.",
+                   example: "!task add 1 buy a washer", audience: .member, run: { try $0.task($1, &$2) }),
+        BotCommand(name: "comment", aliases: [], syntax: ["!comment <id> <text>"],
+                   summary: "Comment on a job; its creator and assignee are told.",
+                   example: "!comment 1 how is it going?", audience: .member, run: { try $0.comment($1, &$2) }),
+        BotCommand(name: "comments", aliases: [], syntax: ["!comments <id>"],
+                   summary: "A job's comments, newest first.",
+                   example: "!comments 1", audience: .member, run: { try $0.comments($1, &$2) }),
+        BotCommand(name: "show", aliases: [], syntax: ["!show <id>"],
+                   summary: "Everything about a job: status, people, due time, description, checklist, photos.",
+                   example: "!show 1", audience: .member, run: { try $0.show($1, &$2) }),
+        BotCommand(name: "activity", aliases: ["log"], syntax: ["!activity <id>"],
+                   summary: "A job's history: every change, who made it and when, newest first.",
+                   example: "!activity 1", audience: .member, run: { try $0.activity($1, &$2) }),
+        BotCommand(name: "jobs", aliases: ["list"],
+                   syntax: ["!jobs [#room] [status:<s>[,<s>]] [assignee:<nick>|mine] [due:<when>|overdue] [created:<when>] [page:<n>] [text]"],
+                   summary: "List jobs, newest first, 10 a page. Statuses: created, assigned, in-progress, completed, cancelled, open.",
+                   example: "!jobs status:open assignee:bob", audience: .member, run: { try $0.jobs($1, &$2) }),
+        BotCommand(name: "photo", aliases: [], syntax: ["!photo <id> <url> [caption]"],
+                   summary: "Attach a photo link to a job as proof of work.",
+                   example: "!photo 1 https://example.org/sink.jpg fixed!", audience: .member, run: { try $0.photo($1, &$2) }),
+        BotCommand(name: "mine", aliases: [], syntax: ["!mine"],
+                   summary: "Your open jobs across all your rooms and your personal list, soonest due first.",
+                   example: "!mine", audience: .anyone, run: { try $0.mine($1, &$2) }),
+        BotCommand(name: "stats", aliases: [], syntax: ["!stats [nick]"],
+                   summary: "How many jobs someone has completed, in this room and in all rooms you share.",
+                   example: "!stats bob", audience: .anyone, run: { try $0.stats($1, &$2) }),
+        BotCommand(name: "ask", aliases: [], syntax: ["!ask reassign <id> [reason]", "!ask work [note]"],
+                   summary: "Ask the room's managers to reassign one of your jobs, or for more work.",
+                   example: "!ask work I have a free afternoon", audience: .member, run: { try $0.ask($1, &$2) }),
+        BotCommand(name: "approve", aliases: [], syntax: ["!approve <request> [note]"],
+                   summary: "Grant a member's request; they are told. For a reassignment, then !assign the job to someone else.",
+                   example: "!approve 1", audience: .manager, run: { try $0.decide($1, &$2, approve: true) }),
+        BotCommand(name: "deny", aliases: [], syntax: ["!deny <request> [note]"],
+                   summary: "Turn down a member's request, with a note.",
+                   example: "!deny 1 not this week", audience: .manager, run: { try $0.decide($1, &$2, approve: false) }),
+        BotCommand(name: "requests", aliases: [], syntax: ["!requests"],
+                   summary: "Open requests in this room (managers see all, members their own).",
+                   example: "!requests", audience: .member, run: { try $0.requests($1, &$2) }),
+        BotCommand(name: "room", aliases: [], syntax: [
+            "!room", "!room set visibility all|own", "!room set creators everyone|managers", "!room set echo on|off", "!room close",
+        ], summary: "Show or change how the room runs jobs; `close` deletes the room for good.",
+                   example: "!room set visibility own", audience: .member, run: { try $0.room($1, &$2) }),
+    ]
+
+    static let byName: [String: BotCommand] = {
+        var map: [String: BotCommand] = [:]
+        for c in commands {
+            map[c.name] = c
+            for a in c.aliases { map[a] = c }
+        }
+        return map
+    }()
+}

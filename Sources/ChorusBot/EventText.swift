@@ -1,0 +1,95 @@
+import ChorusCore
+import Foundation
+
+/// Writes events and jobs as the one-line sentences people read, and events as the tags bots read.
+public struct EventText: Sendable {
+    public let when: When
+    public let now: Date
+    public let roomName: @Sendable (String) -> String
+
+    public init(when: When, now: Date, roomName: @escaping @Sendable (String) -> String) {
+        self.when = when
+        self.now = now
+        self.roomName = roomName
+    }
+
+    public func short(_ date: Date) -> String { when.format(date, now: now) }
+
+    private func dueText(_ iso: String?) -> String? {
+        guard let iso, let d = ISO8601DateFormatter().date(from: iso) else { return nil }
+        return short(d)
+    }
+
+    /// `alice assigned job 12 “Fix the sink” to bob`
+    public func line(_ e: Event, withJob: Bool = true) -> String {
+        let d = e.data
+        let job = e.job.map { withJob ? "job \($0) “\(d["title"] ?? "")”" : "job \($0)" } ?? "a job"
+        let itJob = withJob ? job : "it"
+        switch e.type {
+        case EventType.jobCreated:
+            var s = "\(e.actor) created \(job)"
+            if let a = d["assignee"] { s += " for \(a)" }
+            if let due = dueText(d["due"]) { s += ", due \(due)" }
+            return s
+        case EventType.jobAssigned:
+            return "\(e.actor) assigned \(itJob) to \(d["assignee"] ?? "?")" + (d["previous"].map { " (was \($0))" } ?? "")
+        case EventType.jobUnassigned:
+            return "\(e.actor) unassigned \(itJob)" + (d["previous"].map { " (was \($0))" } ?? "")
+        case EventType.jobStatus:
+            let verb: String
+            switch d["to"] {
+            case "in-progress": verb = "started"
+            case "completed": verb = "completed"
+            case "cancelled": verb = "cancelled"
+            default: verb = "reopened"
+            }
+            return "\(e.actor) \(verb) \(itJob) (\(d["from"] ?? "?") → \(d["to"] ?? "?"))" + (d["reason"].map { ": \($0)" } ?? "")
+        case EventType.jobEdited:
+            let field = d["field"] ?? "details"
+            if field == "due" { return "\(e.actor) set the due time of \(itJob) to \(dueText(d["new"]) ?? "none")" }
+            if field == "description" { return "\(e.actor) changed the description of \(itJob)" }
+            return "\(e.actor) renamed job \(e.job ?? 0) from “\(d["old"] ?? "")” to “\(d["new"] ?? "")”"
+        case EventType.jobComment:
+            return "\(e.actor) commented on \(itJob): \(d["text"] ?? "")"
+        case EventType.jobPhoto:
+            return "\(e.actor) added a photo to \(itJob): \(d["url"] ?? "")" + ((d["caption"] ?? "").isEmpty ? "" : " \(d["caption"]!)")
+        case EventType.taskAdded:
+            return "\(e.actor) added task \(d["task"] ?? "?") to \(itJob): \(d["text"] ?? "")"
+        case EventType.taskDone:
+            return "\(e.actor) ticked task \(d["task"] ?? "?") of \(itJob): \(d["text"] ?? "") (\(d["progress"] ?? ""))"
+        case EventType.requestOpened:
+            let what = d["kind"] == "reassign" ? "to be taken off \(job)" : "more work"
+            let n = d["request"] ?? "?"
+            return "\(e.actor) asks for \(what)" + (d["reason"].map { ": \($0)" } ?? "") + " — request \(n): !approve \(n) or !deny \(n)"
+        case EventType.requestDecided:
+            let what = d["kind"] == "reassign" ? "reassignment of \(job)" : "more work"
+            return "\(e.actor) \(d["state"] ?? "answered") \(d["by"] ?? "someone")'s request \(d["request"] ?? "") for \(what)" +
+                (d["note"].map { ": \($0)" } ?? "")
+        case EventType.roomSettings:
+            return "\(e.actor) set \(d["setting"] ?? "a setting") in \(e.room.map(roomName) ?? "the room")"
+        default:
+            return "\(e.actor): \(e.type)"
+        }
+    }
+
+    /// `12 [in-progress] Fix the sink → bob · due Fri 27 Nov 17:00 · 2/5`
+    public func summary(_ job: Job, showRoom: Bool = false) -> String {
+        var s = "\(job.id) [\(job.status.rawValue)] \(job.title)"
+        if let a = job.assignee { s += " → \(a)" }
+        if let due = job.due { s += " · due \(short(due))" + (job.status.isOpen && due < now ? " (overdue)" : "") }
+        if !job.tasks.isEmpty { s += " · \(job.tasksDone)/\(job.tasks.count)" }
+        if showRoom { s += " · " + (job.room.map(roomName) ?? "personal") }
+        return s
+    }
+
+    /// Machine-readable tags for an event line (IRCv3 message-tags, vendor prefix `chorus/`).
+    public static func tags(_ e: Event, roomName: String?) -> [(String, String)] {
+        var tags: [(String, String)] = [("chorus/event", e.type), ("chorus/actor", e.actor), ("chorus/event-id", String(e.id))]
+        if let job = e.job { tags.append(("chorus/job", String(job))) }
+        if let roomName { tags.append(("chorus/room", roomName)) }
+        for key in ["status", "from", "to", "assignee", "previous", "task", "progress", "request", "state", "kind", "due", "url"] {
+            if let v = e.data[key] { tags.append(("chorus/" + key, v)) }
+        }
+        return tags
+    }
+}

@@ -1,0 +1,49 @@
+import Foundation
+
+/// Something that happened, as stored in the activity log and broadcast after its change commits.
+///
+/// `data` carries the particulars (`from`, `to`, `assignee`, `task`, …) so the chat layer can write
+/// both a sentence for people and tags for bots from the same record.
+public struct Event: Equatable, Sendable {
+    public var id: Int64
+    public var type: String
+    /// The room key, or nil for a personal job's event.
+    public var room: String?
+    public var job: Int64?
+    public var actor: String
+    public var data: [String: String]
+    public var at: Date
+    /// Accounts to tell directly, besides the room (the new assignee, the creator on completion).
+    public var concerns: [String]
+    /// nil: every member of the room may see it. Otherwise only managers and these accounts
+    /// (a room whose visibility is `own`).
+    public var audience: [String]?
+
+    public init(id: Int64 = 0, type: String, room: String?, job: Int64?, actor: String,
+                data: [String: String] = [:], at: Date, concerns: [String] = [], audience: [String]? = nil) {
+        self.id = id
+        self.type = type
+        self.room = room
+        self.job = job
+        self.actor = actor
+        self.data = data
+        self.at = at
+        self.concerns = concerns
+        self.audience = audience
+    }
+}
+
+public enum EventType {
+    public static let jobCreated = "job.created"
+    public static let jobAssigned = "job.assigned"
+    public static let jobUnassigned = "job.unassigned"
+    public static let jobStatus = "job.status"
+    public static let jobEdited = "job.edited"
+    public static let jobComment = "job.comment"
+    public static let jobPhoto = "job.photo"
+    public static let taskAdded = "task.added"
+    public static let taskDone = "task.done"
+    public static let requestOpened = "request.opened"
+    public static let requestDecided = "request.decided"
+    public static let roomSettings = "room.settings"
+}

@@ -1,0 +1,380 @@
+import Foundation
+
+/// Why a job command was refused. Each case reads as a sentence for the person who asked.
+public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
+    case noSuchJob(Int64)
+    case notInRoom(String)
+    case notAllowed(String)
+    case illegalMove(Int64, from: Job.Status, to: Job.Status, why: String)
+    case noSuchTask(Int64, Int)
+    case notAMember(String, room: String)
+    case invalid(String)
+    case noSuchRequest(Int64)
+
+    public var description: String {
+        switch self {
+        case .noSuchJob(let id): return "There is no job \(id) that you can see"
+        case .notInRoom(let room): return "You are not a member of \(room)"
+        case .notAllowed(let why): return why
+        case .illegalMove(let id, let from, let to, let why): return "Job \(id) cannot go from \(from.rawValue) to \(to.rawValue): \(why)"
+        case .noSuchTask(let id, let n): return "Job \(id) has no task \(n)"
+        case .notAMember(let who, let room): return "\(who) is not a member of \(room): invite them first"
+        case .invalid(let why): return why
+        case .noSuchRequest(let id): return "There is no open request \(id) that you can answer"
+        }
+    }
+}
+
+/// The rules of jobs: who may do what, which status moves are legal, and which events each change
+/// makes. Every method reads, decides and writes through the store; callers serialize calls (the
+/// server runs them on its single database writer), so a decision never races another.
+public struct JobBoard: Sendable {
+    public let store: any JobStore
+    public let now: @Sendable () -> Date
+
+    public init(store: any JobStore, now: @escaping @Sendable () -> Date = Date.init) {
+        self.store = store
+        self.now = now
+    }
+
+    /// The outcome of a change: the job as it is now and the events to broadcast.
+    public struct Change: Sendable {
+        public var job: Job?
+        public var events: [Event]
+    }
+
+    // MARK: Reading, with visibility
+
+    /// The caller's role in the job's room, or an error that does not reveal the job exists.
+    private func access(_ id: Int64, by actor: String) throws -> (Job, Role?) {
+        guard let job = try store.job(id) else { throw JobError.noSuchJob(id) }
+        guard let room = job.room else {
+            guard Account.key(job.creator) == Account.key(actor) else { throw JobError.noSuchJob(id) }
+            return (job, .manager)  // your own list: you manage it
+        }
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.noSuchJob(id) }
+        if role == .member, try store.roomSettings(room).visibility == .own, !involves(job, actor) {
+            throw JobError.noSuchJob(id)
+        }
+        return (job, role)
+    }
+
+    private func involves(_ job: Job, _ account: String) -> Bool {
+        job.isAssigned(to: account) || Account.key(job.creator) == Account.key(account)
+    }
+
+    public func job(_ id: Int64, by actor: String) throws -> Job {
+        try access(id, by: actor).0
+    }
+
+    public func comments(_ id: Int64, by actor: String, limit: Int = 10) throws -> [Comment] {
+        _ = try access(id, by: actor)
+        return try store.comments(of: id, limit: limit)
+    }
+
+    public func activity(_ id: Int64, by actor: String, limit: Int = 15) throws -> [Event] {
+        _ = try access(id, by: actor)
+        return try store.events(of: id, limit: limit)
+    }
+
+    /// Jobs in `room` (or the actor's personal list when nil), newest first, as the actor may see them.
+    public func list(in room: String?, filter: JobFilter, by actor: String) throws -> (jobs: [Job], total: Int) {
+        var filter = filter
+        if let room {
+            guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
+            filter.rooms = [room]
+            filter.personalOf = nil
+            if role == .member, try store.roomSettings(room).visibility == .own { filter.onlyInvolving = actor }
+        } else {
+            filter.rooms = []
+            filter.personalOf = actor
+        }
+        return (try store.jobs(filter), try store.countJobs(filter))
+    }
+
+    /// Open jobs assigned to the actor in every room they belong to, and their personal ones.
+    public func mine(_ actor: String, rooms: [String]) throws -> [Job] {
+        var filter = JobFilter()
+        filter.rooms = rooms
+        filter.personalOf = actor
+        filter.assignee = actor
+        filter.statuses = [.created, .assigned, .inProgress]
+        filter.limit = 50
+        var jobs = try store.jobs(filter)
+        // Personal jobs need not be assigned: they are yours.
+        var personal = JobFilter()
+        personal.personalOf = actor
+        personal.statuses = filter.statuses
+        personal.limit = 50
+        for job in try store.jobs(personal) where !jobs.contains(where: { $0.id == job.id }) { jobs.append(job) }
+        return jobs.sorted { ($0.due ?? .distantFuture, $0.id) < ($1.due ?? .distantFuture, $1.id) }
+    }
+
+    // MARK: Changes
+
+    public func add(title: String, description: String = "", assignee: String? = nil, due: Date? = nil,
+                    tasks: [String] = [], in room: String?, by actor: String) throws -> Change {
+        let title = title.trimmingCharacters(in: .whitespaces)
+        guard !title.isEmpty else { throw JobError.invalid("A job needs a title") }
+        guard title.count <= 200 else { throw JobError.invalid("A title is at most 200 characters") }
+        if let room {
+            guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
+            if role == .member {
+                if try store.roomSettings(room).creators == .managers {
+                    throw JobError.notAllowed("Only managers create jobs in \(room)")
+                }
+                if let assignee, Account.key(assignee) != Account.key(actor) {
+                    throw JobError.notAllowed("Only managers assign jobs to others; create it unassigned or assign it to yourself")
+                }
+            }
+            if let assignee { try requireMember(assignee, room) }
+        }
+        let t = now()
+        let job = Job(room: room, title: title, description: description, status: assignee == nil ? .created : .assigned,
+                      creator: actor, assignee: assignee, due: due, createdAt: t,
+                      tasks: tasks.map { Job.Task(text: $0) })
+        var data = ["title": title]
+        if let assignee { data["assignee"] = assignee }
+        if let due { data["due"] = ISO8601DateFormatter().string(from: due) }
+        let concerns = [assignee].compactMap { $0 }.filter { Account.key($0) != Account.key(actor) }
+        let event = Event(type: EventType.jobCreated, room: room, job: nil, actor: actor, data: data, at: t, concerns: concerns)
+        let (saved, savedEvent) = try store.insertJob(job, event: withAudience(event, job: job))
+        return Change(job: saved, events: [savedEvent])
+    }
+
+    public func assign(_ id: Int64, to assignee: String, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        try requireManager(role, job, "assign jobs")
+        guard job.status.isOpen else {
+            throw JobError.illegalMove(id, from: job.status, to: .assigned, why: "it is \(job.status.rawValue); !reopen it first")
+        }
+        if let room = job.room { try requireMember(assignee, room) }
+        if job.isAssigned(to: assignee) { throw JobError.invalid("Job \(id) is already assigned to \(job.assignee!)") }
+        let previous = job.assignee
+        let from = job.status
+        job.assignee = assignee
+        if job.status == .created || job.status == .inProgress { job.status = .assigned }
+        var data = ["assignee": assignee, "from": from.rawValue, "to": job.status.rawValue]
+        if let previous { data["previous"] = previous }
+        return try save(job, [event(EventType.jobAssigned, job, actor, data, concerns: [assignee] + (previous.map { [$0] } ?? []))],
+                        extraAudience: previous.map { [$0] } ?? [])
+    }
+
+    public func unassign(_ id: Int64, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        try requireManager(role, job, "unassign jobs")
+        guard let previous = job.assignee else { throw JobError.invalid("Job \(id) is not assigned to anyone") }
+        guard job.status.isOpen else {
+            throw JobError.illegalMove(id, from: job.status, to: .created, why: "it is \(job.status.rawValue)")
+        }
+        let from = job.status
+        job.assignee = nil
+        job.status = .created
+        return try save(job, [event(EventType.jobUnassigned, job, actor, ["previous": previous, "from": from.rawValue, "to": "created"],
+                                    concerns: [previous])], extraAudience: [previous])
+    }
+
+    /// start, done, reopen, cancel: the status machine.
+    public func move(_ id: Int64, to target: Job.Status, reason: String? = nil, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        let from = job.status
+        let mine = job.isAssigned(to: actor)
+        switch target {
+        case .inProgress:
+            guard role == .manager || mine || job.assignee == nil else {
+                throw JobError.notAllowed("Job \(id) is assigned to \(job.assignee!); only they or a manager can start it")
+            }
+            guard from == .created || from == .assigned else {
+                throw JobError.illegalMove(id, from: from, to: target, why: from == .inProgress ? "it is already in progress" : "it is \(from.rawValue); !reopen it first")
+            }
+            if job.assignee == nil { job.assignee = actor }  // starting an unassigned job takes it
+        case .completed:
+            guard role == .manager || mine else {
+                throw JobError.notAllowed("Job \(id) is \(job.assignee.map { "assigned to \($0)" } ?? "not assigned to you"); only its assignee or a manager can complete it")
+            }
+            guard from.isOpen else {
+                throw JobError.illegalMove(id, from: from, to: target, why: from == .completed ? "it is already completed" : "it was cancelled; !reopen it first")
+            }
+        case .cancelled:
+            try requireManager(role, job, "cancel jobs")
+            guard from.isOpen else { throw JobError.illegalMove(id, from: from, to: target, why: "it is already \(from.rawValue)") }
+        case .created, .assigned:  // reopen
+            guard role == .manager || mine else {
+                throw JobError.notAllowed("Only its assignee or a manager can reopen job \(id)")
+            }
+            guard !from.isOpen else { throw JobError.illegalMove(id, from: from, to: target, why: "it is still open") }
+        }
+        job.status = target == .created || target == .assigned ? (job.assignee == nil ? .created : .assigned) : target
+        var data = ["from": from.rawValue, "to": job.status.rawValue]
+        if let reason, !reason.isEmpty { data["reason"] = reason }
+        var concerns: [String] = []
+        if job.status == .completed { concerns.append(job.creator) }
+        if job.status == .cancelled || job.status == .created || job.status == .assigned, let a = job.assignee { concerns.append(a) }
+        return try save(job, [event(EventType.jobStatus, job, actor, data, concerns: concerns)])
+    }
+
+    public enum Field: String, Sendable, CaseIterable { case title, due, description }
+
+    public func edit(_ id: Int64, title: String? = nil, description: String? = nil, due: Date?? = nil, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        guard role == .manager || Account.key(job.creator) == Account.key(actor) else {
+            throw JobError.notAllowed("Only managers and the job's creator can edit job \(id)")
+        }
+        var data: [String: String] = [:]
+        if let title {
+            guard !title.isEmpty, title.count <= 200 else { throw JobError.invalid("A title is 1-200 characters") }
+            data["field"] = "title"; data["old"] = job.title; data["new"] = title
+            job.title = title
+        }
+        if let description {
+            data["field"] = "description"; data["new"] = description
+            job.description = description
+        }
+        if let due {
+            data["field"] = "due"; data["new"] = due.map { ISO8601DateFormatter().string(from: $0) } ?? "none"
+            job.due = due
+        }
+        guard !data.isEmpty else { throw JobError.invalid("Nothing to change") }
+        return try save(job, [event(EventType.jobEdited, job, actor, data)])
+    }
+
+    public func addTask(_ id: Int64, text: String, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        try requireWorker(role, job, actor, "add tasks to")
+        let text = text.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw JobError.invalid("A task needs some text") }
+        guard job.tasks.count < 50 else { throw JobError.invalid("A job has at most 50 tasks") }
+        job.tasks.append(Job.Task(text: text))
+        return try save(job, [event(EventType.taskAdded, job, actor, ["task": String(job.tasks.count), "text": text])])
+    }
+
+    public func completeTask(_ id: Int64, number: Int, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        try requireWorker(role, job, actor, "tick tasks of")
+        guard number >= 1, number <= job.tasks.count else { throw JobError.noSuchTask(id, number) }
+        guard !job.tasks[number - 1].done else { throw JobError.invalid("Task \(number) of job \(id) is already done") }
+        job.tasks[number - 1].done = true
+        job.tasks[number - 1].doneBy = actor
+        job.tasks[number - 1].doneAt = now()
+        return try save(job, [event(EventType.taskDone, job, actor, [
+            "task": String(number), "text": job.tasks[number - 1].text,
+            "progress": "\(job.tasksDone)/\(job.tasks.count)",
+        ])])
+    }
+
+    public func comment(_ id: Int64, text: String, by actor: String) throws -> (Comment, Event) {
+        let (job, _) = try access(id, by: actor)
+        let text = text.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty else { throw JobError.invalid("A comment needs some text") }
+        let t = now()
+        var concerns = [job.creator] + (job.assignee.map { [$0] } ?? [])
+        concerns.removeAll { Account.key($0) == Account.key(actor) }
+        let e = event(EventType.jobComment, job, actor, ["text": text], concerns: concerns)
+        return try store.insertComment(Comment(job: id, author: actor, text: text, at: t), event: e)
+    }
+
+    public func addPhoto(_ id: Int64, url: String, caption: String, by actor: String) throws -> Change {
+        var (job, role) = try access(id, by: actor)
+        try requireWorker(role, job, actor, "add photos to")
+        guard let scheme = url.split(separator: ":").first?.lowercased(), scheme == "https" || scheme == "http",
+              url.count <= 500, !url.contains(" ") else {
+            throw JobError.invalid("A photo is a link: http(s)://…")
+        }
+        job.photos.append(Job.Photo(url: url, caption: caption, by: actor, at: now()))
+        return try save(job, [event(EventType.jobPhoto, job, actor, ["url": url, "caption": caption],
+                                    concerns: [job.creator].filter { Account.key($0) != Account.key(actor) })])
+    }
+
+    // MARK: Requests
+
+    public func ask(_ kind: JobRequest.Kind, job id: Int64?, reason: String, in room: String, by actor: String) throws -> (JobRequest, Event) {
+        guard try store.role(of: actor, in: room) != nil else { throw JobError.notInRoom(room) }
+        if kind == .reassign {
+            guard let id else { throw JobError.invalid("Which job? !ask reassign <id> [reason]") }
+            let (job, _) = try access(id, by: actor)
+            guard job.room == room else { throw JobError.noSuchJob(id) }
+            guard job.isAssigned(to: actor) else { throw JobError.notAllowed("Job \(id) is not assigned to you") }
+        }
+        let t = now()
+        var data = ["kind": kind.rawValue]
+        if !reason.isEmpty { data["reason"] = reason }
+        let e = Event(type: EventType.requestOpened, room: room, job: id, actor: actor, data: data, at: t,
+                      audience: [actor])
+        return try store.insertRequest(JobRequest(room: room, kind: kind, job: id, by: actor, reason: reason, at: t), event: e)
+    }
+
+    public func decide(_ requestID: Int64, approve: Bool, note: String, by actor: String) throws -> (JobRequest, Event) {
+        guard var request = try store.request(requestID), request.state == .open,
+              let role = try store.role(of: actor, in: request.room) else { throw JobError.noSuchRequest(requestID) }
+        guard role == .manager else { throw JobError.notAllowed("Only managers answer requests") }
+        request.state = approve ? .approved : .denied
+        request.decidedBy = actor
+        var data = ["kind": request.kind.rawValue, "request": String(requestID), "state": request.state.rawValue, "by": request.by]
+        if !note.isEmpty { data["note"] = note }
+        let e = Event(type: EventType.requestDecided, room: request.room, job: request.job, actor: actor, data: data,
+                      at: now(), concerns: [request.by], audience: [request.by])
+        return (request, try store.updateRequest(request, event: e))
+    }
+
+    public func openRequests(in room: String, by actor: String) throws -> [JobRequest] {
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
+        let all = try store.openRequests(in: room)
+        return role == .manager ? all : all.filter { Account.key($0.by) == Account.key(actor) }
+    }
+
+    // MARK: Room settings
+
+    public func settings(of room: String) throws -> RoomSettings {
+        try store.roomSettings(room)
+    }
+
+    public func updateSettings(of room: String, by actor: String, _ change: (inout RoomSettings) -> String) throws -> Event {
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
+        guard role == .manager else { throw JobError.notAllowed("Only managers change the room's settings") }
+        var settings = try store.roomSettings(room)
+        let description = change(&settings)
+        let e = Event(type: EventType.roomSettings, room: room, job: nil, actor: actor, data: ["setting": description], at: now())
+        return try store.saveRoomSettings(settings, room: room, event: e)
+    }
+
+    // MARK: Helpers
+
+    private func requireManager(_ role: Role?, _ job: Job, _ what: String) throws {
+        guard role == .manager else { throw JobError.notAllowed("Only managers \(what)") }
+    }
+
+    /// Managers and the assignee work on a job; an unassigned job is open to any member.
+    private func requireWorker(_ role: Role?, _ job: Job, _ actor: String, _ what: String) throws {
+        guard role == .manager || job.isAssigned(to: actor) || (job.assignee == nil && Account.key(job.creator) == Account.key(actor)) else {
+            throw JobError.notAllowed("Only the assignee or a manager can \(what) job \(job.id)")
+        }
+    }
+
+    private func requireMember(_ account: String, _ room: String) throws {
+        guard try store.role(of: account, in: room) != nil else { throw JobError.notAMember(account, room: room) }
+    }
+
+    private func event(_ type: String, _ job: Job, _ actor: String, _ data: [String: String], concerns: [String] = []) -> Event {
+        var data = data
+        data["title"] = data["title"] ?? job.title
+        data["status"] = job.status.rawValue
+        if let a = job.assignee { data["assignee"] = a }
+        return Event(type: type, room: job.room, job: job.id, actor: actor, data: data, at: now(),
+                     concerns: concerns.filter { Account.key($0) != Account.key(actor) })
+    }
+
+    /// In a room with `own` visibility, members see only events of jobs that involve them.
+    private func withAudience(_ event: Event, job: Job, extra: [String] = []) throws -> Event {
+        guard let room = job.room, try store.roomSettings(room).visibility == .own else { return event }
+        var e = event
+        e.audience = [job.creator] + (job.assignee.map { [$0] } ?? []) + extra
+        return e
+    }
+
+    private func save(_ job: Job, _ events: [Event], extraAudience: [String] = []) throws -> Change {
+        var job = job
+        job.updatedAt = now()
+        let events = try events.map { try withAudience($0, job: job, extra: extraAudience) }
+        return Change(job: job, events: try store.updateJob(job, events: events))
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// Which jobs a list asks for. Every field narrows; nil fields do not.
+public struct JobFilter: Equatable, Sendable {
+    /// Room keys to look in; empty with `personalOf` for personal jobs.
+    public var rooms: [String] = []
+    /// Include the personal jobs of this account.
+    public var personalOf: String?
+    public var statuses: Set<Job.Status>?
+    public var assignee: String?
+    /// Only jobs assigned to or created by this account (a member in a room with `own` visibility).
+    public var onlyInvolving: String?
+    public var dueFrom: Date?, dueTo: Date?
+    public var createdFrom: Date?, createdTo: Date?
+    public var text: String?
+    public var limit = 10
+    public var offset = 0
+
+    public init() {}
+}
+
+/// What the job rules need from storage. Each write method is one transaction that stores the
+/// change together with its events; the events come back with their ids.
+public protocol JobStore: Sendable {
+    func role(of account: String, in room: String) throws -> Role?
+    func roomSettings(_ room: String) throws -> RoomSettings
+    func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event
+
+    func job(_ id: Int64) throws -> Job?
+    func insertJob(_ job: Job, event: Event) throws -> (Job, Event)
+    func updateJob(_ job: Job, events: [Event]) throws -> [Event]
+    func jobs(_ filter: JobFilter) throws -> [Job]
+    func countJobs(_ filter: JobFilter) throws -> Int
+
+    func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event)
+    /// Newest first.
+    func comments(of job: Int64, limit: Int) throws -> [Comment]
+    /// Newest first.
+    func events(of job: Int64, limit: Int) throws -> [Event]
+
+    func insertRequest(_ request: JobRequest, event: Event) throws -> (JobRequest, Event)
+    func request(_ id: Int64) throws -> JobRequest?
+    func updateRequest(_ request: JobRequest, event: Event) throws -> Event
+    func openRequests(in room: String) throws -> [JobRequest]
+
+    /// Events for an account that was offline when they happened, oldest first, and forget them.
+    func takeQueuedEvents(for account: String) throws -> [Event]
+    func queueEvent(_ eventID: Int64, for account: String) throws
+}
+
+/// Everything the server stores: accounts, rooms and history, and jobs.
+public typealias ChorusStorage = Store & JobStore

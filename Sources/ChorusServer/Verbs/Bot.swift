@@ -1,0 +1,131 @@
+import ChorusBot
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+/// The bridge between chat and the bot: a `!command` line runs on the database writer (so commands
+/// never race), then its replies go to the asker and its events to everyone allowed to see them.
+extension IRCServer {
+    var serviceSource: String { "\(config.serviceNick)!bot@\(name)" }
+
+    /// Runs `text` for the reply's client, typed in `room` or (nil) in private to the service nick.
+    func runCommand(_ text: String, in room: LiveRoom?, reply: Reply) {
+        let client = reply.client
+        guard let account = client.account else {
+            return reply.send(Message(source: serviceSource, "NOTICE", [client.nick,
+                "Log in to use commands: REGISTER <name> * <password> makes an account; SASL or PASS logs in."]))
+        }
+        var myRooms: [String: String] = [:]
+        for live in rooms.values where live.memberships[account.key] != nil { myRooms[live.key] = live.name }
+        // Only the nicks this line mentions, so a command costs nothing per connected client.
+        var online: [String: String] = [:]
+        for word in text.split(separator: " ").prefix(16) {
+            let nick = Names.fold(word.hasPrefix("@") || word.hasPrefix("assignee:") ?
+                String(word.drop(while: { $0 != "@" && $0 != ":" }).dropFirst()) : String(word))
+            if let a = nicks[nick]?.account { online[nick] = a.name }
+        }
+        online[client.nickKey] = account.name
+        let invocation = Invocation(account: account.name, nick: client.nick,
+                                    room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
+                                    onlineAccounts: online, timeZone: config.timeZone, now: now())
+        let bot = self.bot
+        reply.suspend()
+        readAfterWrites { _ in bot.run(text, invocation) }.whenComplete { result in
+            switch result {
+            case .success(let outcome): self.deliver(outcome, reply: reply)
+            case .failure(let error):
+                self.logger.error("command failed: \(error)")
+                reply.send(Message(source: self.serviceSource, "NOTICE", [client.nick, "Sorry, that did not work. Nothing was changed."]))
+            }
+            reply.finish()
+        }
+    }
+
+    private func deliver(_ outcome: BotResult, reply: Reply) {
+        for line in outcome.replies {
+            reply.send(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]))
+        }
+        for event in outcome.events { announce(event, reply: reply) }
+        for effect in outcome.effects {
+            switch effect {
+            case .closeRoom(let key): closeRoom(key, by: reply.client)
+            case .setEchoCommands(let key, let on): rooms[key]?.echoCommands = on
+            }
+        }
+    }
+
+    private func eventText() -> EventText {
+        let names = rooms.mapValues(\.name)
+        return EventText(when: When(timeZone: config.timeZone), now: now(), roomName: { names[$0] ?? $0 })
+    }
+
+    /// Sends an event to the room members who may see it, stores it in the room's history, and tells
+    /// the people it concerns directly (queued for them if they are offline).
+    func announce(_ event: Event, reply: Reply?) {
+        let text = eventText().line(event)
+        let t = now()
+        let msgid = ids.next(at: t)
+        let room = event.room.flatMap { rooms[$0] }
+        let tags = EventText.tags(event, roomName: room?.name).map { Message.Tag($0.0, $0.1) }
+        var reached = Set<String>()
+        if let room {
+            let audience = event.audience.map { Set($0.map(Account.key)) }
+            let out = Outgoing(Message(source: serviceSource, "NOTICE", [room.name, text]), time: t, msgid: msgid,
+                               account: config.serviceNick, clientTags: tags)
+            broadcast(out, to: room.members, reply: reply, only: { member in
+                guard let audience else { return true }
+                return room.isOp(member) || (member.account.map { audience.contains($0.key) } ?? false)
+            })
+            for member in room.members {
+                if let key = member.account?.key, audience?.contains(key) ?? true || room.isOp(member) { reached.insert(key) }
+            }
+            if event.audience == nil {
+                record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: "NOTICE", source: serviceSource,
+                                    account: config.serviceNick, target: room.name, text: text,
+                                    clientTags: Self.serializeTags(tags)))
+            }
+        }
+        for name in Set(event.concerns.map(Account.key)) where !reached.contains(name) {
+            if let clients = sessions[name], !clients.isEmpty {
+                for client in clients {
+                    let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, text]), time: t,
+                                          msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags)
+                    if let reply, client === reply.client { reply.add(direct) } else { send(direct, to: client) }
+                }
+            } else {
+                let id = event.id
+                persist("queued event") { try $0.queueEvent(id, for: name) }
+            }
+        }
+    }
+
+    /// What happened while an account was away: one line per event, in order.
+    func deliverQueuedEvents(to client: Client, account: Account) {
+        let store = self.store
+        readAfterWrites { _ in try store.takeQueuedEvents(for: account.key) }.whenSuccess { events in
+            guard !events.isEmpty, !client.closing else { return }
+            let text = self.eventText()
+            self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick,
+                "While you were away (\(events.count)):"]), time: self.now()), to: client)
+            for event in events {
+                let tags = EventText.tags(event, roomName: event.room.flatMap { self.rooms[$0]?.name }).map { Message.Tag($0.0, $0.1) }
+                self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick, text.line(event)]), time: event.at,
+                                   msgid: self.ids.next(at: event.at), account: self.config.serviceNick, clientTags: tags), to: client)
+            }
+        }
+    }
+
+    /// Deletes a room for good: everyone is taken out, and its memberships, jobs and history go.
+    func closeRoom(_ key: String, by manager: Client) {
+        guard let room = rooms.removeValue(forKey: key) else { return }
+        let out = Outgoing(Message(source: serviceSource, "KICK", [room.name, "", "Room closed by \(manager.nick)"]), time: now())
+        for member in room.members {
+            var line = out
+            line.message.params[1] = member.nick
+            send(line, to: member)
+            member.rooms.removeValue(forKey: key)
+        }
+        let name = room.name
+        persist("closing \(name)") { try $0.deleteRoom(named: name) }
+    }
+}

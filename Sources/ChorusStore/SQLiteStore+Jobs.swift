@@ -1,0 +1,239 @@
+import ChorusCore
+import Foundation
+import GRDB
+
+extension SQLiteStore: JobStore {
+    public func role(of account: String, in room: String) throws -> Role? {
+        try db.read { db in
+            try String.fetchOne(db, sql: "SELECT role FROM memberships WHERE room = ? AND account = ?",
+                                arguments: [Account.key(room), Account.key(account)]).flatMap(Role.init)
+        }
+    }
+
+    public func roomSettings(_ room: String) throws -> RoomSettings {
+        try db.read { db in
+            var settings = RoomSettings()
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM room_settings WHERE room = ?", arguments: [Account.key(room)]) {
+                settings.visibility = RoomSettings.Visibility(rawValue: row["visibility"]) ?? .all
+                settings.creators = RoomSettings.Creators(rawValue: row["creators"]) ?? .everyone
+                settings.echoCommands = row["echo_commands"]
+            }
+            return settings
+        }
+    }
+
+    public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO room_settings (room, visibility, creators, echo_commands) VALUES (?, ?, ?, ?)
+                ON CONFLICT(room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
+                  echo_commands = excluded.echo_commands
+                """, arguments: [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands])
+            return try Self.insert(event, db)
+        }
+    }
+
+    public func job(_ id: Int64) throws -> Job? {
+        try db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM jobs WHERE id = ?", arguments: [id]).map(Self.job) }
+    }
+
+    public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
+                                  created_at, updated_at, tasks, photos)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: StatementArguments(Self.jobArguments(job)))
+            var saved = job
+            saved.id = db.lastInsertedRowID
+            var e = event
+            e.job = saved.id
+            return (saved, try Self.insert(e, db))
+        }
+    }
+
+    public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
+        try db.write { db in
+            try db.execute(sql: """
+                UPDATE jobs SET room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
+                  assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ? WHERE id = ?
+                """, arguments: StatementArguments(Self.jobArguments(job)) + [job.id])
+            guard db.changesCount == 1 else { throw StoreError.notFound("job \(job.id)") }
+            return try events.map { try Self.insert($0, db) }
+        }
+    }
+
+    public func jobs(_ filter: JobFilter) throws -> [Job] {
+        let (clause, args) = Self.whereClause(filter)
+        return try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM jobs WHERE \(clause) ORDER BY id DESC LIMIT ? OFFSET ?",
+                             arguments: StatementArguments(args + [filter.limit, filter.offset])).map(Self.job)
+        }
+    }
+
+    public func countJobs(_ filter: JobFilter) throws -> Int {
+        let (clause, args) = Self.whereClause(filter)
+        return try db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE \(clause)", arguments: StatementArguments(args)) ?? 0 }
+    }
+
+    public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
+        try db.write { db in
+            try db.execute(sql: "INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?)",
+                           arguments: [comment.job, comment.author, comment.text, Millis.from(comment.at)])
+            var saved = comment
+            saved.id = db.lastInsertedRowID
+            return (saved, try Self.insert(event, db))
+        }
+    }
+
+    public func comments(of job: Int64, limit: Int) throws -> [Comment] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM comments WHERE job = ? ORDER BY id DESC LIMIT ?", arguments: [job, limit]).map {
+                Comment(id: $0["id"], job: $0["job"], author: $0["author"], text: $0["text"], at: Millis.date($0["at"]))
+            }
+        }
+    }
+
+    public func events(of job: Int64, limit: Int) throws -> [Event] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM events WHERE job = ? ORDER BY id DESC LIMIT ?", arguments: [job, limit]).map(Self.event)
+        }
+    }
+
+    public func insertRequest(_ request: JobRequest, event: Event) throws -> (JobRequest, Event) {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO requests (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [request.room, request.kind.rawValue, request.job, request.by, request.reason,
+                                 request.state.rawValue, request.decidedBy, Millis.from(request.at)])
+            var saved = request
+            saved.id = db.lastInsertedRowID
+            var e = event
+            e.data["request"] = String(saved.id)
+            return (saved, try Self.insert(e, db))
+        }
+    }
+
+    public func request(_ id: Int64) throws -> JobRequest? {
+        try db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM requests WHERE id = ?", arguments: [id]).map(Self.request) }
+    }
+
+    public func updateRequest(_ request: JobRequest, event: Event) throws -> Event {
+        try db.write { db in
+            try db.execute(sql: "UPDATE requests SET state = ?, decided_by = ? WHERE id = ?",
+                           arguments: [request.state.rawValue, request.decidedBy, request.id])
+            return try Self.insert(event, db)
+        }
+    }
+
+    public func openRequests(in room: String) throws -> [JobRequest] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM requests WHERE room = ? AND state = 'open' ORDER BY id",
+                             arguments: [Account.key(room)]).map(Self.request)
+        }
+    }
+
+    public func queueEvent(_ eventID: Int64, for account: String) throws {
+        try db.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO queued_events (account, event) VALUES (?, ?)",
+                           arguments: [Account.key(account), eventID])
+        }
+    }
+
+    public func takeQueuedEvents(for account: String) throws -> [Event] {
+        try db.write { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT events.* FROM queued_events JOIN events ON events.id = queued_events.event
+                WHERE queued_events.account = ? ORDER BY events.id
+                """, arguments: [Account.key(account)])
+            try db.execute(sql: "DELETE FROM queued_events WHERE account = ?", arguments: [Account.key(account)])
+            return rows.map(Self.event)
+        }
+    }
+
+    // MARK: Rows
+
+    private static let encoder = JSONEncoder()
+    private static let decoder = JSONDecoder()
+
+    private static func json<T: Encodable>(_ value: T) -> String {
+        (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+
+    private static func decode<T: Decodable>(_ type: T.Type, _ text: String) -> T? {
+        try? decoder.decode(type, from: Data(text.utf8))
+    }
+
+    private static func jobArguments(_ job: Job) -> [(any DatabaseValueConvertible)?] {
+        [job.room, job.title, job.description, job.status.rawValue, job.creator, Account.key(job.creator),
+         job.assignee, job.assignee.map(Account.key), job.due.map(Millis.from), Millis.from(job.createdAt),
+         Millis.from(job.updatedAt), json(job.tasks), json(job.photos)]
+    }
+
+    private static func job(_ row: Row) -> Job {
+        Job(id: row["id"], room: row["room"], title: row["title"], description: row["description"],
+            status: Job.Status(rawValue: row["status"]) ?? .created, creator: row["creator"], assignee: row["assignee"],
+            due: (row["due"] as Int64?).map(Millis.date), createdAt: Millis.date(row["created_at"]),
+            updatedAt: Millis.date(row["updated_at"]),
+            tasks: decode([Job.Task].self, row["tasks"]) ?? [], photos: decode([Job.Photo].self, row["photos"]) ?? [])
+    }
+
+    private static func request(_ row: Row) -> JobRequest {
+        JobRequest(id: row["id"], room: row["room"], kind: JobRequest.Kind(rawValue: row["kind"]) ?? .work, job: row["job"],
+                   by: row["by"], reason: row["reason"], state: JobRequest.State(rawValue: row["state"]) ?? .open,
+                   decidedBy: row["decided_by"], at: Millis.date(row["at"]))
+    }
+
+    static func insert(_ event: Event, _ db: Database) throws -> Event {
+        try db.execute(sql: """
+            INSERT INTO events (type, room, job, actor, data, at, concerns, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [event.type, event.room, event.job, event.actor, json(event.data), Millis.from(event.at),
+                             json(event.concerns), event.audience.map { json($0) }])
+        var saved = event
+        saved.id = db.lastInsertedRowID
+        return saved
+    }
+
+    private static func event(_ row: Row) -> Event {
+        Event(id: row["id"], type: row["type"], room: row["room"], job: row["job"], actor: row["actor"],
+              data: decode([String: String].self, row["data"]) ?? [:], at: Millis.date(row["at"]),
+              concerns: decode([String].self, row["concerns"]) ?? [],
+              audience: (row["audience"] as String?).flatMap { decode([String].self, $0) })
+    }
+
+    private static func whereClause(_ f: JobFilter) -> (String, [(any DatabaseValueConvertible)?]) {
+        var parts: [String] = []
+        var args: [(any DatabaseValueConvertible)?] = []
+        var scope: [String] = []
+        if !f.rooms.isEmpty {
+            scope.append("room IN (\(Array(repeating: "?", count: f.rooms.count).joined(separator: ",")))")
+            args += f.rooms.map { Account.key($0) }
+        }
+        if let owner = f.personalOf {
+            scope.append("(room IS NULL AND creator_key = ?)")
+            args.append(Account.key(owner))
+        }
+        parts.append(scope.isEmpty ? "0" : "(" + scope.joined(separator: " OR ") + ")")
+        if let statuses = f.statuses, !statuses.isEmpty {
+            parts.append("status IN (\(Array(repeating: "?", count: statuses.count).joined(separator: ",")))")
+            args += statuses.map(\.rawValue).sorted()
+        }
+        if let a = f.assignee { parts.append("assignee_key = ?"); args.append(Account.key(a)) }
+        if let who = f.onlyInvolving {
+            parts.append("(assignee_key = ? OR creator_key = ?)")
+            args += [Account.key(who), Account.key(who)]
+        }
+        if let d = f.dueFrom { parts.append("due >= ?"); args.append(Millis.from(d)) }
+        if let d = f.dueTo { parts.append("due < ?"); args.append(Millis.from(d)) }
+        if let d = f.createdFrom { parts.append("created_at >= ?"); args.append(Millis.from(d)) }
+        if let d = f.createdTo { parts.append("created_at < ?"); args.append(Millis.from(d)) }
+        if let text = f.text, !text.isEmpty {
+            parts.append("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            let pattern = "%" + escaped + "%"
+            args += [pattern, pattern]
+        }
+        return (parts.joined(separator: " AND "), args)
+    }
+}
