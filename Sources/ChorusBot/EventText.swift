@@ -58,9 +58,9 @@ public struct EventText: Sendable {
         case EventType.taskDone:
             return "\(e.actor) ticked task \(d["task"] ?? "?") of \(itJob): \(d["text"] ?? "") (\(d["progress"] ?? ""))"
         case EventType.requestOpened:
-            let what = d["kind"] == "reassign" ? "to be taken off \(job)" : "more work"
+            let what = d["kind"] == "reassign" ? "to be taken off \(job)" : "for more work"
             let n = d["request"] ?? "?"
-            return "\(e.actor) asks for \(what)" + (d["reason"].map { ": \($0)" } ?? "") + " — request \(n): !approve \(n) or !deny \(n)"
+            return "\(e.actor) asks \(what)" + (d["reason"].map { ": \($0)" } ?? "") + " — request \(n): !approve \(n) or !deny \(n)"
         case EventType.requestDecided:
             let what = d["kind"] == "reassign" ? "reassignment of \(job)" : "more work"
             return "\(e.actor) \(d["state"] ?? "answered") \(d["by"] ?? "someone")'s request \(d["request"] ?? "") for \(what)" +

@@ -289,14 +289,15 @@ public struct JobBoard: Sendable {
 
     public func ask(_ kind: JobRequest.Kind, job id: Int64?, reason: String, in room: String, by actor: String) throws -> (JobRequest, Event) {
         guard try store.role(of: actor, in: room) != nil else { throw JobError.notInRoom(room) }
+        var data = ["kind": kind.rawValue]
         if kind == .reassign {
             guard let id else { throw JobError.invalid("Which job? !ask reassign <id> [reason]") }
             let (job, _) = try access(id, by: actor)
             guard job.room == room else { throw JobError.noSuchJob(id) }
             guard job.isAssigned(to: actor) else { throw JobError.notAllowed("Job \(id) is not assigned to you") }
+            data["title"] = job.title
         }
         let t = now()
-        var data = ["kind": kind.rawValue]
         if !reason.isEmpty { data["reason"] = reason }
         let e = Event(type: EventType.requestOpened, room: room, job: id, actor: actor, data: data, at: t,
                       audience: [actor])
@@ -310,6 +311,7 @@ public struct JobBoard: Sendable {
         request.state = approve ? .approved : .denied
         request.decidedBy = actor
         var data = ["kind": request.kind.rawValue, "request": String(requestID), "state": request.state.rawValue, "by": request.by]
+        if let id = request.job, let job = try store.job(id) { data["title"] = job.title }
         if !note.isEmpty { data["note"] = note }
         let e = Event(type: EventType.requestDecided, room: request.room, job: request.job, actor: actor, data: data,
                       at: now(), concerns: [request.by], audience: [request.by])

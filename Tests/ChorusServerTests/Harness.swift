@@ -15,7 +15,10 @@ final class TestServer {
     var config: ServerConfig
     private(set) var server: IRCServer!
 
-    init(configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    let now: @Sendable () -> Date
+
+    init(now: @escaping @Sendable () -> Date = Date.init, configure: (inout ServerConfig) -> Void = { _ in }) throws {
+        self.now = now
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-test-\(UUID().uuidString)")
         config = ServerConfig()
         config.dataDirectory = folder.path
@@ -33,7 +36,7 @@ final class TestServer {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var logger = Logger(label: "chorus-test")
         logger.logLevel = .warning
-        server = IRCServer(config: config, store: try SQLiteStore(path: config.databasePath), logger: logger)
+        server = IRCServer(config: config, store: try SQLiteStore(path: config.databasePath), now: now, logger: logger)
         try server.start()
     }
 
@@ -120,6 +123,19 @@ final class TestClient {
         }
     }
 
+    /// Waits for a line matching `predicate` and takes only it; earlier lines stay for later checks.
+    @discardableResult
+    func take(_ what: String, timeout: TimeInterval = 5, file: StaticString = #filePath, line: UInt = #line,
+              _ predicate: @escaping (Message) -> Bool) throws -> Message {
+        let deadline = Date().addingTimeInterval(timeout)
+        if let text = inbox.take(until: deadline, where: { (try? Message.parse($0)).map(predicate) ?? false }),
+           let m = try? Message.parse(text) {
+            return m
+        }
+        XCTFail("no \(what) within \(timeout)s; waiting:\n" + inbox.snapshot().joined(separator: "\n"), file: file, line: line)
+        throw TestError.timeout(what)
+    }
+
     /// All lines up to and including the first that matches `end`.
     func collect(until end: (Message) -> Bool, timeout: TimeInterval = 5, file: StaticString = #filePath, line: UInt = #line) throws -> [Message] {
         var lines: [Message] = []
@@ -188,6 +204,25 @@ private final class Inbox: @unchecked Sendable {
 
     func close() {
         condition.lock(); closed = true; condition.broadcast(); condition.unlock()
+    }
+
+    func take(until deadline: Date, where matches: (String) -> Bool) -> String? {
+        condition.lock(); defer { condition.unlock() }
+        var scanned = 0
+        while true {
+            while scanned < lines.count {
+                if matches(lines[scanned]) { return lines.remove(at: scanned) }
+                scanned += 1
+            }
+            if closed || !condition.wait(until: deadline) {
+                return nil
+            }
+        }
+    }
+
+    func snapshot() -> [String] {
+        condition.lock(); defer { condition.unlock() }
+        return lines
     }
 
     func next(until deadline: Date) -> String? {

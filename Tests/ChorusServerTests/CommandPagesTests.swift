@@ -1,0 +1,86 @@
+import ChorusBot
+import ChorusIRC
+import Foundation
+import XCTest
+
+/// The pages in Commands/ are the reference of the chat commands. These tests keep them true:
+/// every command in the bot's table has a page showing its syntax, and every page's example
+/// session is replayed against a live server and must produce exactly the lines it shows.
+///
+/// Session lines: `alice> text` is alice saying `text` in #kitchen; `alice@Chorus> text` is a
+/// private message to the bot; `#kitchen: text` is a notice the room sees (checked as alice, a
+/// manager, sees it, unless written `#kitchen(bob): text`); `bob: text` is a notice to bob alone.
+/// Every session starts on Monday 2026-11-23 09:00 UTC with alice (manager), bob and carol in #kitchen.
+final class CommandPagesTests: XCTestCase {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Commands")
+
+    func pages() throws -> [String: String] {
+        var result: [String: String] = [:]
+        for file in try FileManager.default.contentsOfDirectory(atPath: Self.folder.path) where file.hasSuffix(".md") && file != "README.md" {
+            result[String(file.dropLast(3))] = try String(contentsOf: Self.folder.appendingPathComponent(file), encoding: .utf8)
+        }
+        return result
+    }
+
+    func testEveryCommandHasAPageWithItsSyntax() throws {
+        let pages = try pages()
+        let names = Set(Bot.commands.map(\.name))
+        XCTAssertEqual(Set(pages.keys), names, "Commands/ must have exactly one page per command in Bot.commands")
+        for command in Bot.commands {
+            guard let page = pages[command.name] else { continue }
+            for syntax in command.syntax {
+                XCTAssertTrue(page.contains("`\(syntax)`"), "Commands/\(command.name).md does not show the syntax `\(syntax)`")
+            }
+            XCTAssertTrue(page.contains("```session"), "Commands/\(command.name).md has no example session")
+        }
+    }
+
+    func testExampleSessionsReplay() throws {
+        for (name, page) in try pages().sorted(by: { $0.key < $1.key }) {
+            guard let start = page.range(of: "```session\n"), let end = page.range(of: "\n```", range: start.upperBound..<page.endIndex) else { continue }
+            let session = page[start.upperBound..<end.lowerBound].split(separator: "\n").map(String.init)
+            try replay(session, page: name)
+        }
+    }
+
+    private func replay(_ lines: [String], page: String) throws {
+        let clock = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
+        let server = try TestServer(now: { clock }) { $0.timeZone = TimeZone(identifier: "UTC")! }
+        var clients: [String: TestClient] = [:]
+        for nick in ["alice", "bob", "carol"] {
+            _ = try server.server.accounts.register(name: nick, password: "\(nick)-password")
+            let c = try server.connect()
+            try c.register(nick, sasl: (nick, "\(nick)-password"))
+            try c.join("#kitchen")
+            clients[nick] = c
+        }
+        for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            let location = "Commands/\(page).md session line \(number + 1): \(line)"
+            let arrowFirst = line.range(of: "> ").map { arrow in line.range(of: ": ").map { arrow.lowerBound < $0.lowerBound } ?? true } ?? false
+            if arrowFirst, let arrow = line.range(of: "> ") {
+                let speaker = String(line[..<arrow.lowerBound])
+                let text = String(line[arrow.upperBound...])
+                let nick = speaker.hasSuffix("@Chorus") ? String(speaker.dropLast(7)) : speaker
+                guard let c = clients[nick] else { return XCTFail("\(location): unknown speaker") }
+                c.send(speaker.hasSuffix("@Chorus") ? "PRIVMSG Chorus :\(text)" : "PRIVMSG #kitchen :\(text)")
+                // A client's next line waits for its command to finish, so this PONG marks the end of it.
+                c.send("PING sync-\(number)")
+                try c.take(location + " (command end)") { $0.command == "PONG" && $0.params.last == "sync-\(number)" }
+            } else if let colon = line.range(of: ": ") {
+                let who = String(line[..<colon.lowerBound])
+                let text = String(line[colon.upperBound...])
+                if who.hasPrefix("#") {
+                    var viewer = "alice"
+                    if let open = who.firstIndex(of: "("), who.hasSuffix(")") { viewer = String(who[who.index(after: open)..<who.index(before: who.endIndex)]) }
+                    try clients[viewer]!.take(location) { $0.command == "NOTICE" && $0.params == ["#kitchen", text] }
+                } else {
+                    guard let c = clients[who] else { return XCTFail("\(location): unknown recipient") }
+                    try c.take(location) { $0.command == "NOTICE" && $0.params == [who, text] && $0.source?.hasPrefix("Chorus!") == true }
+                }
+            } else {
+                XCTFail("\(location): not a session line")
+            }
+        }
+    }
+}
