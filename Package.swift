@@ -62,6 +62,7 @@ let package = Package(
         ),
         .testTarget(name: "ChorusIRCTests", dependencies: ["ChorusIRC"]),
         .testTarget(name: "ChorusStoreTests", dependencies: ["ChorusStore", "ChorusCore"]),
+        .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore", "ChorusStore"]),
         .testTarget(name: "ChorusBotTests", dependencies: ["ChorusBot", "ChorusCore", "ChorusStore"]),
         .testTarget(
             name: "ChorusServerTests",

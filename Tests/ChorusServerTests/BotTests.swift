@@ -1,0 +1,144 @@
+import ChorusIRC
+import XCTest
+
+/// The bot in a live server: tags for bots, who hears which event, offline delivery, room closing.
+final class BotTests: XCTestCase {
+    var server: TestServer!
+    var clients: [String: TestClient] = [:]
+
+    override func setUpWithError() throws {
+        server = try TestServer()
+        for nick in ["mona", "mel", "max"] {
+            _ = try server.server.accounts.register(name: nick, password: "\(nick)-password")
+        }
+    }
+
+    @discardableResult
+    func login(_ nick: String, caps: [String] = []) throws -> TestClient {
+        let c = try server.connect()
+        try c.register(nick, caps: caps, sasl: (nick, "\(nick)-password"))
+        clients[nick] = c
+        return c
+    }
+
+    func testEventsCarryTagsForBotsAndLabelsForTheAsker() throws {
+        let mona = try login("mona", caps: ["message-tags", "labeled-response", "batch"])
+        try mona.join("#shop")
+        let mel = try login("mel", caps: ["message-tags", "server-time"])
+        try mel.join("#shop")
+        mona.send("@label=L1 PRIVMSG #shop :!job add Stock the fridge @mel due 2026-12-01")
+        let event = try mel.expect(command: "NOTICE", "#shop")
+        XCTAssertEqual(event.tag("chorus/event"), "job.created")
+        XCTAssertEqual(event.tag("chorus/job"), "1")
+        XCTAssertEqual(event.tag("chorus/actor"), "mona")
+        XCTAssertEqual(event.tag("chorus/assignee"), "mel")
+        XCTAssertNotNil(event.tag("msgid"))
+        XCTAssertNotNil(event.tag("time"))
+        XCTAssertTrue(event.source!.hasPrefix("Chorus!"))
+        // The asker's copy is the reply to its labeled line (one line: the label sits on it).
+        let own = try mona.expect(command: "NOTICE", "#shop")
+        XCTAssertEqual(own.tag("label"), "L1")
+        // Several lines come in a labeled batch.
+        mona.send("@label=L2 PRIVMSG #shop :!show 1")
+        let open = try mona.expect(command: "BATCH")
+        XCTAssertEqual(open.tag("label"), "L2")
+        let inBatch = try mona.expect(command: "NOTICE", "mona")
+        XCTAssertEqual(inBatch.tag("batch"), String(open.params[0].dropFirst()))
+
+        mel.send("PRIVMSG #shop :!done 1")
+        let status = try mel.expect(command: "NOTICE", "#shop")
+        XCTAssertEqual(status.tag("chorus/event"), "job.status")
+        XCTAssertEqual(status.tag("chorus/from"), "assigned")
+        XCTAssertEqual(status.tag("chorus/to"), "completed")
+    }
+
+    func testVisibilityOwnFiltersTheBroadcast() throws {
+        let mona = try login("mona"), mel = try login("mel"), max = try login("max")
+        try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")
+        mona.send("PRIVMSG #shop :!room set visibility own")
+        try max.expect(command: "NOTICE", "#shop")
+        mona.send("PRIVMSG #shop :!job add Secret @mel")
+        try mel.expect(command: "NOTICE", "#shop")
+        try mona.expect(command: "NOTICE", "#shop")
+        mona.send("PRIVMSG #shop :!job add Public @max")
+        let maxSees = try max.expect(command: "NOTICE", "#shop")
+        XCTAssertTrue(maxSees.params[1].contains("Public"), "max sees his job's event and not mel's: \(maxSees.params[1])")
+        max.send("PRIVMSG #shop :!jobs")
+        let list = try max.collect(until: { $0.params.last?.contains("[assigned]") == true })
+        XCTAssertFalse(list.contains { $0.params.last?.contains("Secret") == true })
+    }
+
+    func testPeopleAwayAreToldWhenTheyComeBack() throws {
+        let mona = try login("mona")
+        try mona.join("#shop")
+        mona.send("INVITE mel #shop")
+        try mona.expect(command: "401")  // mel is offline: INVITE needs someone online
+        let mel = try login("mel")
+        try mel.join("#shop")
+        mel.send("QUIT")
+        try mona.expect(command: "QUIT")
+        mona.send("PRIVMSG #shop :!job add Close the shop @mel due tomorrow 18:00")
+        try mona.expect(command: "NOTICE", "#shop")
+        mona.send("PRIVMSG #shop :!comment 1 keys are under the mat")
+        try mona.expect(command: "NOTICE", "#shop")
+
+        let back = try login("mel")
+        try back.expect(command: "JOIN", "#shop")
+        try back.expect("away header") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("While you were away (2)") == true }
+        let first = try back.expect(command: "NOTICE", "mel")
+        XCTAssertTrue(first.params[1].contains("created job 1 “Close the shop” for mel"))
+        let second = try back.expect(command: "NOTICE", "mel")
+        XCTAssertTrue(second.params[1].contains("keys are under the mat"))
+        // Delivered once only.
+        back.send("QUIT")
+        let again = try login("mel")
+        XCTAssertFalse(again.drain(for: 0.4).contains { $0.params.last?.hasPrefix("While you were away") == true })
+    }
+
+    func testPrivateCommandsGuestsAndEchoOff() throws {
+        let guest = try server.connect()
+        try guest.register("guest")
+        try guest.join("#open")
+        guest.send("PRIVMSG #open :!jobs")
+        let refusal = try guest.expect(command: "NOTICE", "guest")
+        XCTAssertTrue(refusal.params[1].hasPrefix("Log in to use commands"))
+
+        let mona = try login("mona")
+        try mona.join("#shop")
+        mona.send("PRIVMSG Chorus :jobs #shop")
+        try mona.expect(command: "NOTICE", "mona", "No jobs match in #shop.")
+        mona.send("PRIVMSG Chorus :!jobs #nowhere")
+        try mona.expect(command: "NOTICE", "mona", "You are not a member of #nowhere")
+        mona.send("PRIVMSG Chorus :!job add #shop Order bags")
+        try mona.expect(command: "NOTICE", "#shop")
+
+        let mel = try login("mel")
+        try mel.join("#shop")
+        mona.send("PRIVMSG #shop :!room set echo off")
+        try mel.expect("echo off") { $0.command == "NOTICE" && $0.params.last?.contains("set echo off") == true }
+        mona.send("PRIVMSG #shop :!jobs")
+        mona.send("PRIVMSG #shop :plain chat still flows")
+        let next = try mel.expect(command: "PRIVMSG", "#shop")
+        XCTAssertEqual(next.params[1], "plain chat still flows", "the !jobs line was not relayed")
+    }
+
+    func testManagerClosesARoomForGood() throws {
+        let mona = try login("mona"), mel = try login("mel")
+        try mona.join("#temp")
+        try mel.join("#temp")
+        mona.send("PRIVMSG #temp :!job add Pack up")
+        try mel.expect(command: "NOTICE", "#temp")
+        mel.send("PRIVMSG #temp :!room close")
+        try mel.expect(command: "NOTICE", "mel", "Only the room's managers can close it")
+        mona.send("PRIVMSG #temp :!room close")
+        let kick = try mel.expect(command: "KICK", "#temp", "mel")
+        XCTAssertTrue(kick.params[2].contains("Room closed"))
+        try server.restart()
+        let again = try login("mona")
+        again.send("LIST")
+        let list = try again.collect(until: { $0.command == "323" })
+        XCTAssertFalse(list.contains { $0.command == "322" }, "the room is gone after a restart")
+        again.send("PRIVMSG Chorus :!show 1")
+        try again.expect(command: "NOTICE", "mona", "There is no job 1 that you can see")
+    }
+}
