@@ -18,7 +18,10 @@ public struct Bot: Sendable {
         return second.isLetter
     }
 
-    public func run(_ text: String, _ inv: Invocation) -> BotResult {
+    public func run(_ text: String, _ invocation: Invocation) -> BotResult {
+        var inv = invocation
+        // Times are read and shown in the asker's own time zone when they set one (!tz).
+        if let id = try? board.store.timeZone(of: inv.account), let zone = TimeZone(identifier: id) { inv.timeZone = zone }
         let body = text.dropFirst().drop(while: { $0 == " " })
         let verbEnd = body.firstIndex(of: " ") ?? body.endIndex
         let verb = body[..<verbEnd].lowercased()

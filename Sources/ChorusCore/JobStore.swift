@@ -43,6 +43,10 @@ public protocol JobStore: Sendable {
     func updateRequest(_ request: JobRequest, event: Event) throws -> Event
     func openRequests(in room: String) throws -> [JobRequest]
 
+    /// The account's time zone identifier (`Europe/Paris`), nil for the server's.
+    func timeZone(of account: String) throws -> String?
+    func setTimeZone(_ identifier: String?, of account: String) throws
+
     /// Events for an account that was offline when they happened, oldest first, and forget them.
     func takeQueuedEvents(for account: String) throws -> [Event]
     func queueEvent(_ eventID: Int64, for account: String) throws

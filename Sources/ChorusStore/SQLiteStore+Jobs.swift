@@ -133,6 +133,21 @@ extension SQLiteStore: JobStore {
         }
     }
 
+    public func timeZone(of account: String) throws -> String? {
+        try db.read { db in
+            try String.fetchOne(db, sql: "SELECT time_zone FROM account_settings WHERE account = ?", arguments: [Account.key(account)])
+        }
+    }
+
+    public func setTimeZone(_ identifier: String?, of account: String) throws {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO account_settings (account, time_zone) VALUES (?, ?)
+                ON CONFLICT(account) DO UPDATE SET time_zone = excluded.time_zone
+                """, arguments: [Account.key(account), identifier])
+        }
+    }
+
     public func queueEvent(_ eventID: Int64, for account: String) throws {
         try db.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO queued_events (account, event) VALUES (?, ?)",

@@ -123,6 +123,14 @@ enum Schema {
                 );
                 """)
         }
+        migrator.registerMigration("v3: account settings") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_settings (
+                  account TEXT PRIMARY KEY REFERENCES accounts(key) ON DELETE CASCADE,
+                  time_zone TEXT
+                );
+                """)
+        }
         return migrator
     }
 }

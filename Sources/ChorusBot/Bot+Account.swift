@@ -1,0 +1,59 @@
+import ChorusCore
+import Foundation
+
+extension Bot {
+    func rooms(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        guard !inv.rooms.isEmpty else { return BotResult(replies: ["You are not a member of any room yet: /join #name makes one."]) }
+        var lines = ["Your rooms (\(inv.rooms.count)):"]
+        for (key, name) in inv.rooms.sorted(by: { $0.key < $1.key }) {
+            let role = try board.store.role(of: inv.account, in: key)
+            lines.append("  \(name) — \(role == .manager ? "manager" : "member")")
+        }
+        return BotResult(replies: lines)
+    }
+
+    func profile(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!profile [nick] | !profile set first|last|email <value>"
+        if args.peek?.lowercased() == "set" {
+            _ = args.next()
+            let field = try args.word("field (first, last or email)", usage: usage).lowercased()
+            let value = args.rest()
+            guard var account = try accounts.account(named: inv.account) else { throw UsageError("Your account is gone") }
+            switch field {
+            case "first": account.firstName = value.isEmpty ? nil : String(value.prefix(50))
+            case "last": account.lastName = value.isEmpty ? nil : String(value.prefix(50))
+            case "email":
+                guard value.isEmpty || AccountRules.isValidEmail(value) else { throw UsageError("\"\(value)\" is not an email address") }
+                account.email = value.isEmpty ? nil : value
+            default: throw UsageError("You can set first, last or email. Usage: \(usage)")
+            }
+            try accounts.updateAccount(account)
+            return BotResult(replies: ["Saved: \(field) is now \(value.isEmpty ? "empty" : value)."])
+        }
+        let name = try args.next().map { try account($0, inv) } ?? inv.account
+        guard let a = try accounts.account(named: name) else { throw UsageError("\(name) is not a registered account") }
+        let fullName = [a.firstName, a.lastName].compactMap { $0 }.joined(separator: " ")
+        var lines = ["\(a.name)" + (fullName.isEmpty ? "" : " (\(fullName))") + ", member since \(when(inv).format(a.createdAt, now: inv.now))"]
+        // Email is shown to its owner only.
+        if Account.key(a.name) == Account.key(inv.account) { lines.append("  email: \(a.email ?? "not set")") }
+        let shared = try inv.rooms.keys.sorted().filter { try board.store.role(of: a.name, in: $0) != nil }.map { inv.rooms[$0]! }
+        if !shared.isEmpty { lines.append("  rooms you share: " + shared.joined(separator: " ")) }
+        return BotResult(replies: lines)
+    }
+
+    func tz(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        guard let zone = args.next() else {
+            return BotResult(replies: ["Your time zone is \(inv.timeZone.identifier); now it is \(when(inv).format(inv.now, now: inv.now)). Change it with !tz <zone>, e.g. !tz Europe/Paris."])
+        }
+        if zone.lowercased() == "server" {
+            try board.store.setTimeZone(nil, of: inv.account)
+            return BotResult(replies: ["Your due times now follow the server's time zone."])
+        }
+        guard let tz = TimeZone(identifier: zone) else {
+            throw UsageError("\"\(zone)\" is not a time zone I know: use a name like Europe/Paris, America/New_York or UTC")
+        }
+        try board.store.setTimeZone(tz.identifier, of: inv.account)
+        let local = When(timeZone: tz).format(inv.now, now: inv.now)
+        return BotResult(replies: ["Your time zone is now \(tz.identifier) (it is \(local) there)."])
+    }
+}
