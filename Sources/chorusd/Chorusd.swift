@@ -72,6 +72,12 @@ struct Serve: ParsableCommand {
         guard settings.tls != nil || settings.plain != nil else {
             throw ValidationError("Both listeners are off: give --tls or --plain an address")
         }
+        // Each client is a file descriptor: allow as many as the system lets this process have.
+        var files = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+        files.rlim_cur = files.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
+
         let store = try options.openStore(settings)
         let server = IRCServer(config: settings, store: store, logger: logger)
         try server.start()

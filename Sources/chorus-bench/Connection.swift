@@ -1,0 +1,167 @@
+import Dispatch
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import NIOSSL
+
+/// What a benchmark client does with the lines it reads. Called on the client's event loop.
+protocol LineSink: AnyObject {
+    func received(_ line: ByteBufferView, on connection: BenchConnection)
+    func closed(_ connection: BenchConnection)
+}
+
+/// One generator connection: writes are batched by the caller (write + flush), reads are split into
+/// lines without parsing them as messages (the generator must not be the bottleneck).
+final class BenchConnection: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+
+    let id: Int
+    weak var sink: LineSink?
+    private(set) var channel: Channel?
+    private var pending = ByteBuffer()
+    var nick: String
+
+    init(id: Int, nick: String, sink: LineSink) {
+        self.id = id
+        self.nick = nick
+        self.sink = sink
+    }
+
+    static func connect(id: Int, nick: String, port: Int, tls: NIOSSLContext?, group: EventLoopGroup, sink: LineSink) -> EventLoopFuture<BenchConnection> {
+        let handler = BenchConnection(id: id, nick: nick, sink: sink)
+        return ClientBootstrap(group: group)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024))
+            .channelInitializer { channel in
+                do {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: nil))
+                    }
+                    try channel.pipeline.syncOperations.addHandler(handler)
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+            .connect(host: "127.0.0.1", port: port)
+            .map { channel in
+                handler.channel = channel
+                return handler
+            }
+    }
+
+    func send(_ text: String) {
+        guard let channel else { return }
+        channel.writeAndFlush(channel.allocator.buffer(string: text), promise: nil)
+    }
+
+    func register() {
+        send("NICK \(nick)\r\nUSER \(nick) 0 * :bench\r\n")
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        if pending.readableBytes > 0 {
+            pending.writeBuffer(&buffer)
+            buffer = pending
+            pending = ByteBuffer()
+        }
+        while let newline = buffer.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
+            let length = newline - buffer.readerIndex
+            var end = buffer.readerIndex + length
+            if end > buffer.readerIndex && buffer.readableBytesView[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+            let line = buffer.readableBytesView[buffer.readerIndex..<end]
+            // Answer PINGs here so no scenario has to.
+            if line.starts(with: "PING ".utf8) {
+                var pong = context.channel.allocator.buffer(string: "PONG ")
+                pong.writeBytes(line.dropFirst(5))
+                pong.writeString("\n")
+                context.writeAndFlush(NIOAny(pong), promise: nil)
+            } else {
+                sink?.received(line, on: self)
+            }
+            buffer.moveReaderIndex(forwardBy: length + 1)
+        }
+        if buffer.readableBytes > 0 {
+            pending = buffer
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        sink?.closed(self)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}
+
+extension ByteBufferView {
+    /// Whether a server line's verb (or numeric) is `verb`, without parsing the rest of the line.
+    func hasVerb(_ verb: String) -> Bool {
+        var i = startIndex
+        if i < endIndex && self[i] == UInt8(ascii: "@") {
+            guard let space = self[i...].firstIndex(of: 32) else { return false }
+            i = space + 1
+        }
+        if i < endIndex && self[i] == UInt8(ascii: ":") {
+            guard let space = self[i...].firstIndex(of: 32) else { return false }
+            i = space + 1
+        }
+        let v = Array(verb.utf8)
+        guard i + v.count <= endIndex else { return false }
+        for (k, b) in v.enumerated() where self[i + k] != b { return false }
+        return i + v.count == endIndex || self[i + v.count] == 32
+    }
+
+    /// The text after the last " :" (the trailing parameter).
+    var trailing: ByteBufferView.SubSequence? {
+        var i = startIndex
+        while i < endIndex - 1 {
+            if self[i] == 32 && self[i + 1] == UInt8(ascii: ":") && i > startIndex { return self[(i + 2)...] }
+            i += 1
+        }
+        return nil
+    }
+}
+
+/// The server under test, read from /proc: memory and CPU time.
+struct ServerProcess {
+    let pid: Int32
+
+    /// Resident memory in KiB.
+    func rssKiB() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return .nan }
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Double(line.split(separator: " ")[1]) ?? .nan
+        }
+        return .nan
+    }
+
+    /// User + system CPU seconds so far.
+    func cpuSeconds() -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return .nan }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        // After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
+        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return .nan }
+        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
+
+/// Latency samples in microseconds; percentiles by sorting (scenarios keep at most a few million).
+struct Latencies {
+    private var samples: [UInt32] = []
+    mutating func add(nanos: UInt64) { samples.append(UInt32(min(nanos / 1000, UInt64(UInt32.max)))) }
+    mutating func merge(_ other: Latencies) { samples += other.samples }
+    var count: Int { samples.count }
+
+    func percentile(_ p: Double) -> Double {
+        guard !samples.isEmpty else { return .nan }
+        let sorted = samples.sorted()
+        return Double(sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]) / 1000
+    }
+}
+
+func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }

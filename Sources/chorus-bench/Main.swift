@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+
+@main
+struct ChorusBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chorus-bench",
+        abstract: "Measure an IRC server on this machine: memory, CPU and latency per unit of work.",
+        discussion: """
+        Targets 127.0.0.1 only. Give the server's PID (--pid) so its memory and CPU can be read from
+        /proc, or let the tool start chorusd itself (--spawn PATH, on a fresh data folder with
+        --no-limits). Every wait is bounded by --timeout.
+        Scenarios: idle, fanout, churn, commands (Chorus only: needs accounts and the bot).
+        """)
+
+    @Argument(help: "idle | fanout | churn | commands")
+    var scenario: String
+
+    @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
+    @Option(help: "The server's process id.") var pid: Int32?
+    @Option(help: "Start this chorusd binary for the run and stop it after.") var spawn: String?
+    @Flag(help: "Connect with TLS.") var tls = false
+    @Option(help: "idle: connections.") var clients = 1000
+    @Option(help: "fanout: members of the room.") var members = 100
+    @Option(help: "fanout: how many members send.") var senders = 4
+    @Option(help: "fanout: messages; commands: commands.") var messages = 20000
+    @Option(help: "fanout: deliveries per second (light load); commands: commands per second. Omit to saturate.") var rate: Double?
+    @Option(help: "Messages or commands in flight when saturating.") var window = 64
+    @Option(help: "churn: cycles.") var cycles = 2000
+    @Option(help: "churn: cycles in flight.") var concurrency = 20
+    @Option(help: "commands: bots sending commands.") var bots = 10
+    @Option(help: "Give up after this many seconds.") var timeout = 300.0
+
+    func run() throws {
+        raiseFileLimit()
+        var spawned: Process?
+        var serverPID = pid
+        var benchPort = port
+        if let spawn {
+            let (process, plain, tlsPort) = try Spawn.start(spawn)
+            spawned = process
+            serverPID = process.processIdentifier
+            benchPort = tls ? tlsPort : plain
+        }
+        defer { spawned?.terminate(); spawned?.waitUntilExit() }
+        guard let serverPID else { throw ValidationError("Give --pid of the server, or --spawn PATH-TO-CHORUSD") }
+        let bench = try Bench(port: benchPort, tls: tls, pid: serverPID, timeout: timeout)
+        let figures: Figures
+        switch scenario {
+        case "idle":
+            figures = try IdleScenario().run(bench, clients: clients)
+        case "fanout":
+            let perMessage = Double(max(1, members - 1))
+            figures = try FanoutScenario(members: members, senders: senders, window: window)
+                .run(bench, messages: messages, rate: rate.map { $0 / perMessage })
+        case "churn":
+            figures = try ChurnScenario().run(bench, cycles: cycles, concurrency: concurrency)
+        case "commands":
+            figures = try CommandsScenario(bots: bots).run(bench, commands: messages, rate: rate, window: window)
+        default:
+            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn or commands")
+        }
+        figures.print(title: "\(scenario)\(tls ? " (TLS)" : "") against pid \(serverPID)")
+    }
+
+    func raiseFileLimit() {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+}
+
+/// Starts chorusd on free loopback ports with a fresh data folder and no limits.
+enum Spawn {
+    static func start(_ path: String) throws -> (Process, Int, Int) {
+        let plain = Int.random(in: 20000..<40000), tls = plain + 1
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(plain)").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--no-limits"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Wait (bounded) for the listener.
+        for _ in 0..<200 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_port = in_port_t(UInt16(plain).bigEndian)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let ok = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            } == 0
+            close(fd)
+            if ok { return (p, plain, tls) }
+            usleep(50_000)
+        }
+        p.terminate()
+        throw BenchError("chorusd did not start listening on 127.0.0.1:\(plain)")
+    }
+}
