@@ -14,6 +14,8 @@ public protocol Store: Sendable {
     func updateAccount(_ account: Account) throws
     func deleteAccount(named name: String) throws -> Bool
     func allAccounts() throws -> [Account]
+    /// Every account's key: cheap enough to hold in memory for nick reservation checks.
+    func accountKeys() throws -> [String]
 
     // Rooms and memberships
     func allRooms() throws -> [Room]

@@ -39,6 +39,9 @@ public final class IRCServer: @unchecked Sendable {
     var rooms: [String: LiveRoom] = [:]
     var whowas: [WhowasEntry] = []
     var connectionsPerIP: [String: Int] = [:]
+    /// Keys of all accounts, so the nick reservation check needs no database read per connection.
+    /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
+    var accountKeys: Set<String> = []
     var unregisteredCount = 0
 
     private var dirty: [Client] = []
@@ -48,6 +51,7 @@ public final class IRCServer: @unchecked Sendable {
 
     private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?
+    private var accountRefresh: RepeatedTask?
     private var sslContext: NIOSSLContext?
 
     /// The bound addresses, known after `start()` (useful with port 0 in tests).
@@ -86,7 +90,9 @@ public final class IRCServer: @unchecked Sendable {
         let storedRooms = try store.allRooms()
         let memberships = try store.allMemberships()
         let settings = try storedRooms.map { try store.roomSettings($0.key) }
+        let keys = try store.accountKeys()
         try loop.submit {
+            self.accountKeys = Set(keys)
             for (room, s) in zip(storedRooms, settings) {
                 let live = LiveRoom(room: room)
                 live.echoCommands = s.echoCommands
@@ -118,12 +124,24 @@ public final class IRCServer: @unchecked Sendable {
         maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
             self?.checkLiveness()
         }
+        accountRefresh = loop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
+            guard let self else { return }
+            self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
+        }
+    }
+
+    /// Reads the account names again (the server also does this every 30 seconds), for accounts
+    /// made outside the server, e.g. with `chorusd account add` while it runs.
+    public func reloadAccountKeys() throws {
+        let keys = try store.accountKeys()
+        try loop.submit { self.accountKeys = Set(keys) }.wait()
     }
 
     /// Tells everyone, closes every connection, writes what is pending, and stops.
     public func shutdown(reason: String = "Server shutting down") {
         try? loop.submit {
             self.maintenance?.cancel()
+            self.accountRefresh?.cancel()
             for channel in self.listeners { channel.close(promise: nil) }
             for client in self.clients.values {
                 self.disconnect(client, reason: reason)
@@ -425,6 +443,7 @@ public final class IRCServer: @unchecked Sendable {
 
     /// Queues a history line; lines arriving in the same loop turn are written in one transaction.
     func record(_ entry: HistoryEntry) {
+        if !entry.conversation.hasPrefix("@") { rooms[entry.conversation]?.hasHistory = true }
         pendingHistory.append(entry)
         if !historyFlushScheduled {
             historyFlushScheduled = true

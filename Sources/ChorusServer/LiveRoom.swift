@@ -14,6 +14,8 @@ final class LiveRoom {
     var invitedNicks: Set<String> = []
     /// Whether `!command` lines are relayed to the room (room setting `echo`).
     var echoCommands = true
+    /// False while a room has no stored lines: joining it then needs no history read.
+    var hasHistory = true
 
     struct Status: OptionSet {
         let rawValue: UInt8

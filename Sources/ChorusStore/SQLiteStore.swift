@@ -72,6 +72,10 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         try db.read { db in try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
     }
 
+    public func accountKeys() throws -> [String] {
+        try db.read { db in try String.fetchAll(db, sql: "SELECT key FROM accounts") }
+    }
+
     private static func account(_ row: Row) -> Account {
         Account(id: row["id"], name: row["name"], email: row["email"], firstName: row["first_name"],
                 lastName: row["last_name"], passwordHash: row["password_hash"],

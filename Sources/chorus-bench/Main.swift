@@ -51,7 +51,8 @@ struct ChorusBench: ParsableCommand {
             figures = try IdleScenario().run(bench, clients: clients)
         case "fanout":
             let perMessage = Double(max(1, members - 1))
-            figures = try FanoutScenario(members: members, senders: senders, window: window)
+            // With a fixed rate the timer alone sends; a window would send more on every completion.
+            figures = try FanoutScenario(members: members, senders: senders, window: rate == nil ? window : 0)
                 .run(bench, messages: messages, rate: rate.map { $0 / perMessage })
         case "churn":
             figures = try ChurnScenario().run(bench, cycles: cycles, concurrency: concurrency)

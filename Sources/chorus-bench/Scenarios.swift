@@ -119,7 +119,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         self.members = members
         self.senders = senders
         self.window = window
-        remaining = Array(repeating: 0, count: window * 4)
+        remaining = Array(repeating: 0, count: max(window * 4, 4096))
     }
 
     func received(_ line: ByteBufferView, on c: BenchConnection) {
@@ -165,6 +165,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         let cpu0 = bench.server.cpuSeconds()
         let start = now()
         bench.on { self.total = messages }
+        bench.progress = { "sent \(self.sent), completed \(self.completed), deliveries \(self.deliveries)" }
         if let rate {
             // Light load: a fixed number of messages per millisecond tick.
             let perTick = rate / 1000

@@ -41,7 +41,7 @@ final class AccountTests: XCTestCase {
 
     func testWrongSaslPasswordAndReservedNick() throws {
         let server = try TestServer()
-        XCTAssertNoThrow(try server.server.accounts.register(name: "alice", password: "right-password"))
+        try server.addAccount("alice", "right-password")
         let c = try server.connect()
         c.send("CAP LS 302")
         c.send("CAP REQ :sasl")
@@ -64,7 +64,7 @@ final class AccountTests: XCTestCase {
 
     func testPassLogsInAndWrongPassDisconnects() throws {
         let server = try TestServer()
-        _ = try server.server.accounts.register(name: "buildbot", password: "token-123456")
+        try server.addAccount("buildbot", "token-123456")
         let bot = try server.connect()
         try bot.register("buildbot", pass: "buildbot:token-123456")
         bot.send("WHOIS buildbot")

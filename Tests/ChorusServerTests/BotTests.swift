@@ -9,7 +9,7 @@ final class BotTests: XCTestCase {
     override func setUpWithError() throws {
         server = try TestServer()
         for nick in ["mona", "mel", "max"] {
-            _ = try server.server.accounts.register(name: nick, password: "\(nick)-password")
+            try server.addAccount(nick, "\(nick)-password")
         }
     }
 

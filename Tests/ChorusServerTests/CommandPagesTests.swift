@@ -49,7 +49,7 @@ final class CommandPagesTests: XCTestCase {
         let server = try TestServer(now: { clock }) { $0.timeZone = TimeZone(identifier: "UTC")! }
         var clients: [String: TestClient] = [:]
         for nick in ["alice", "bob", "carol"] {
-            _ = try server.server.accounts.register(name: nick, password: "\(nick)-password")
+            try server.addAccount(nick, "\(nick)-password")
             let c = try server.connect()
             try c.register(nick, sasl: (nick, "\(nick)-password"))
             try c.join("#kitchen")

@@ -46,6 +46,14 @@ final class TestServer {
         try start()
     }
 
+    /// Makes an account as an operator would (outside IRC) and lets the server know at once.
+    @discardableResult
+    func addAccount(_ name: String, _ password: String) throws -> Account {
+        let account = try server.accounts.register(name: name, password: password)
+        try server.reloadAccountKeys()
+        return account
+    }
+
     var plainPort: Int { server.plainAddress!.port! }
     var tlsPort: Int { server.tlsAddress!.port! }
 

@@ -5,8 +5,8 @@ import XCTest
 final class HistoryTests: XCTestCase {
     func testChathistoryPagesRoomAndPrivateHistory() throws {
         let server = try TestServer()
-        _ = try server.server.accounts.register(name: "alice", password: "alice-password")
-        _ = try server.server.accounts.register(name: "bob", password: "bob-password")
+        try server.addAccount("alice", "alice-password")
+        try server.addAccount("bob", "bob-password")
         let a = try server.connect()
         try a.register("alice", sasl: ("alice", "alice-password"))
         try a.join("#log")

@@ -58,6 +58,7 @@ extension IRCServer {
             enter(room, client, status: status, reply: reply)
         } else {
             let room = LiveRoom(room: Room(name: roomName, createdAt: now()))
+            room.hasHistory = false
             rooms[roomKey] = room
             let stored = room.room
             persist("room \(roomName)") { try $0.saveRoom(stored) }
@@ -119,7 +120,7 @@ extension IRCServer {
 
     /// The last lines of a room for a client that cannot ask for them (no `draft/chathistory`).
     private func replayHistory(_ room: LiveRoom, to client: Client) {
-        guard config.historyReplayLines > 0, !client.caps.contains(.chathistory) else { return }
+        guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory) else { return }
         let key = room.key, limit = config.historyReplayLines
         readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit)) }.whenSuccess { entries in
             guard !entries.isEmpty, !client.closing, room.contains(client) else { return }

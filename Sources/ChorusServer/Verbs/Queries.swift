@@ -70,6 +70,12 @@ extension IRCServer {
     func handleWhois(_ reply: Reply, _ m: Message) {
         let client = reply.client
         let nick = m.params.count > 1 ? m.params[1] : m.params[0]
+        if Names.fold(nick) == Names.fold(config.serviceNick) {
+            reply.numeric(.whoisUser, config.serviceNick, "bot", name, "*", "Chorus: type !help in a room, or /msg \(config.serviceNick) help")
+            reply.numeric(.whoisServer, config.serviceNick, name, config.network)
+            reply.numeric(.whoisBot, config.serviceNick, "is a bot")
+            return reply.numeric(.endOfWhois, config.serviceNick, "End of /WHOIS list")
+        }
         guard let other = nicks[Names.fold(nick)] else {
             reply.numeric(.noSuchNick, nick, "No such nick")
             return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")

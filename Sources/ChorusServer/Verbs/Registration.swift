@@ -81,21 +81,10 @@ extension IRCServer {
             return completeRegistration(reply)
         }
         if nick == client.nick { return }
-        if key != client.nickKey || client.account == nil {
-            if key != client.account?.key {
-                reply.suspend()
-                background { try self.store.account(named: nick) }.whenComplete { result in
-                    if case .success(let owner?) = result, owner.key != client.account?.key {
-                        reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
-                    } else if let holder = self.nicks[key], holder !== client {
-                        reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
-                    } else {
-                        self.changeNick(of: client, to: nick, reply: reply)
-                    }
-                    reply.finish()
-                }
-                return
-            }
+        // A new spelling of one's own nick, or one's own account name, needs no lookup.
+        if key == client.nickKey || key == client.account?.key { return changeNick(of: client, to: nick, reply: reply) }
+        if accountKeys.contains(key) {
+            return reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
         }
         changeNick(of: client, to: nick, reply: reply)
     }
@@ -179,19 +168,9 @@ extension IRCServer {
             reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
             return
         }
-        if client.account?.key != client.nickKey {
-            // The nick may belong to an account this client is not logged in to.
-            let nick = client.nick
-            reply.suspend()
-            background { try self.store.account(named: nick) }.whenComplete { result in
-                if case .success(let owner?) = result, owner.key != client.account?.key {
-                    reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in (SASL or PASS) or pick another nick")
-                } else if client.nick == nick {
-                    self.finishRegistration(reply)
-                }
-                reply.finish()
-            }
-            return
+        if client.account?.key != client.nickKey && accountKeys.contains(client.nickKey) {
+            return reply.numeric(.nicknameInUse, client.nick,
+                                 "Nickname is reserved by a registered account: log in (SASL or PASS) or pick another nick")
         }
         finishRegistration(reply)
     }
@@ -224,6 +203,7 @@ extension IRCServer {
     /// Marks the client as logged in and says so (900).
     func logIn(_ client: Client, as account: Account, reply: Reply) {
         client.account = account
+        accountKeys.insert(account.key)
         if client.registered {
             sessions[account.key, default: []].append(client)
             deliverQueuedEvents(to: client, account: account)
@@ -327,6 +307,7 @@ extension IRCServer {
         background { try accounts.register(name: name, password: password, email: email) }.whenComplete { result in
             switch result {
             case .success(let account):
+                self.accountKeys.insert(account.key)
                 reply.send(Message(source: self.name, "REGISTER", ["SUCCESS", account.name, "Account created"]))
                 self.logIn(client, as: account, reply: reply)
             case .failure(AccountError.nameTaken):
