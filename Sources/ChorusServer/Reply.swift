@@ -87,28 +87,32 @@ final class Reply {
         }
     }
 
+    /// Writes the whole reply as one buffer: one write to the channel, however many lines.
     private func write() {
         guard !client.closing else { return }
         let caps = client.caps
-        guard let label else {
-            for line in lines { server.write(line.line(for: caps), to: client) }
-            return
-        }
-        if lines.isEmpty {
-            server.write(Outgoing(Message(source: server.name, "ACK"), time: server.now()).line(for: caps, label: label), to: client)
-        } else if lines.count == 1 {
-            server.write(lines[0].line(for: caps, label: label), to: client)
-        } else if caps.contains(.batch) {
-            let id = client.nextBatchID()
-            let open = Message(source: server.name, "BATCH", ["+" + id, "labeled-response"])
-            server.write(Outgoing(open, time: server.now()).line(for: caps, label: label), to: client)
-            for var line in lines {
-                if line.batch == nil { line.batch = id }
-                server.write(line.line(for: caps), to: client)
+        var out = server.allocator.buffer(capacity: lines.count * 96)
+        func emit(_ line: String) { out.writeString(line) }
+        if let label {
+            if lines.isEmpty {
+                emit(Outgoing(Message(source: server.name, "ACK"), time: server.now()).line(for: caps, label: label))
+            } else if lines.count == 1 {
+                emit(lines[0].line(for: caps, label: label))
+            } else if caps.contains(.batch) {
+                let id = client.nextBatchID()
+                emit(Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
+                    .line(for: caps, label: label))
+                for var line in lines {
+                    if line.batch == nil { line.batch = id }
+                    emit(line.line(for: caps))
+                }
+                emit(Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).line(for: caps))
+            } else {
+                for line in lines { emit(line.line(for: caps)) }
             }
-            server.write(Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).line(for: caps), to: client)
         } else {
-            for line in lines { server.write(line.line(for: caps), to: client) }
+            for line in lines { emit(line.line(for: caps)) }
         }
+        if out.readableBytes > 0 { server.write(out, to: client) }
     }
 }
