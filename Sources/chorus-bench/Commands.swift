@@ -76,13 +76,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
         let start = now()
         bench.on { self.total = commands; self.window = rate == nil ? window : 0 }
         if let rate {
-            let perTick = rate / 1000
-            var credit = 0.0
-            _ = bench.loop.scheduleRepeatedTask(initialDelay: .milliseconds(1), delay: .milliseconds(1)) { task in
-                credit += perTick
-                while credit >= 1 && self.sent < self.total { self.sendNext(); credit -= 1 }
-                if self.sent >= self.total { task.cancel() }
-            }
+            bench.pace(perSecond: rate, more: { self.sent < self.total }, send: sendNext)
         } else {
             bench.on { for _ in 0..<min(window, commands) { self.sendNext() } }
         }

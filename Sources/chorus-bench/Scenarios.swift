@@ -36,6 +36,17 @@ final class Bench: @unchecked Sendable {
     }
 
     func on<T>(_ body: @escaping () -> T) -> T { try! loop.submit(body).wait() }
+
+    /// Calls `send` `perSecond` times a second, on a 1 ms tick of the generator's loop, while `more()`.
+    func pace(perSecond: Double, more: @escaping () -> Bool, send: @escaping () -> Void) {
+        let perTick = perSecond / 1000
+        var credit = 0.0
+        _ = loop.scheduleRepeatedTask(initialDelay: .milliseconds(1), delay: .milliseconds(1)) { task in
+            credit += perTick
+            while credit >= 1 && more() { send(); credit -= 1 }
+            if !more() { task.cancel() }
+        }
+    }
 }
 
 struct BenchError: Error, CustomStringConvertible {
@@ -167,15 +178,8 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         bench.on { self.total = messages }
         bench.progress = { "sent \(self.sent), completed \(self.completed), deliveries \(self.deliveries)" }
         if let rate {
-            // Light load: a fixed number of messages per millisecond tick.
-            let perTick = rate / 1000
-            var credit = 0.0
-            let task = bench.loop.scheduleRepeatedTask(initialDelay: .milliseconds(1), delay: .milliseconds(1)) { task in
-                credit += perTick
-                while credit >= 1 && self.sent < self.total { self.sendNext(); credit -= 1 }
-                if self.sent >= self.total { task.cancel() }
-            }
-            _ = task
+            // Light load: messages at a fixed rate.
+            bench.pace(perSecond: rate, more: { self.sent < self.total }, send: sendNext)
         } else {
             bench.on { for _ in 0..<min(self.window, messages) { self.sendNext() } }
         }
