@@ -66,6 +66,10 @@ extension Bot {
     }
 
     func move(_ inv: Invocation, _ args: inout Args, to status: Job.Status, verb: String) throws -> BotResult {
+        // `!done dishes`: a chore name is never a number, so a word here means a chore.
+        if status == .completed, let word = args.peek, Int64(word.trimmingCharacters(in: CharacterSet(charactersIn: "#jJ"))) == nil {
+            return try doChore(inv, &args)
+        }
         let id = try args.id(usage: status == .cancelled ? "!cancel <id> [reason]" : "!\(verb) <id>")
         let reason = args.rest()
         let change = try board.move(id, to: status, reason: reason, by: inv.account)

@@ -5,10 +5,12 @@ import Foundation
 /// and events. It never throws and never crashes on input: every refusal is a one-line reply.
 public struct Bot: Sendable {
     public let board: JobBoard
+    public let chores: ChoreBoard
     public let accounts: any Store
 
-    public init(board: JobBoard, accounts: any Store) {
+    public init(board: JobBoard, chores: ChoreBoard, accounts: any Store) {
         self.board = board
+        self.chores = chores
         self.accounts = accounts
     }
 

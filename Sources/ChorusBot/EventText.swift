@@ -65,6 +65,27 @@ public struct EventText: Sendable {
             let what = d["kind"] == "reassign" ? "reassignment of \(job)" : "more work"
             return "\(e.actor) \(d["state"] ?? "answered") \(d["by"] ?? "someone")'s request \(d["request"] ?? "") for \(what)" +
                 (d["note"].map { ": \($0)" } ?? "")
+        case EventType.choreAdded:
+            return "\(e.actor) added the chore \(d["chore"] ?? "?"), \(d["frequency"] ?? "") at \(d["at"] ?? "?"): " +
+                (d["rotation"] ?? "").split(separator: " ").joined(separator: " → ")
+        case EventType.choreRemoved:
+            return "\(e.actor) removed the chore \(d["chore"] ?? "?")"
+        case EventType.choreOrder:
+            return "\(e.actor) set the \(d["chore"] ?? "?") rotation: " + (d["rotation"] ?? "").split(separator: " ").joined(separator: " → ")
+        case EventType.turnStarted:
+            return "It is \(d["turn"] ?? "?")'s turn for \(d["chore"] ?? "?"), due \(dueText(d["due"]) ?? "?") (then \(d["next"] ?? "?"))"
+        case EventType.turnDone:
+            let covering = d["covered"].map { ", covering for \($0)" } ?? ""
+            return "\(e.actor) did \(d["chore"] ?? "?")\(covering)" + (d["late"] != nil ? " (late)" : "")
+        case EventType.turnSkipped:
+            let whose = d["turn"].map { $0 == e.actor ? "their" : "\($0)'s" } ?? "the"
+            return "\(e.actor) skipped \(whose) turn for \(d["chore"] ?? "?")" + (d["reason"].map { ": \($0)" } ?? "")
+        case EventType.listItemAdded:
+            return "\(e.actor) added \(d["item"] ?? "?") to the \(d["list"] ?? "?") list"
+        case EventType.listItemDone:
+            return "\(e.actor) ticked \(d["item"] ?? "?") on the \(d["list"] ?? "?") list"
+        case EventType.listItemRemoved:
+            return "\(e.actor) removed \(d["item"] ?? "?") from the \(d["list"] ?? "?") list"
         case EventType.roomSettings:
             return "\(e.actor) set \(d["setting"] ?? "a setting") in \(e.room.map(roomName) ?? "the room")"
         default:
@@ -87,7 +108,8 @@ public struct EventText: Sendable {
         var tags: [(String, String)] = [("chorus/event", e.type), ("chorus/actor", e.actor), ("chorus/event-id", String(e.id))]
         if let job = e.job { tags.append(("chorus/job", String(job))) }
         if let roomName { tags.append(("chorus/room", roomName)) }
-        for key in ["status", "from", "to", "assignee", "previous", "task", "progress", "request", "state", "kind", "due", "url"] {
+        for key in ["status", "from", "to", "assignee", "previous", "task", "progress", "request", "state", "kind", "due", "url",
+                    "chore", "turn", "next", "covered", "list", "item"] {
             if let v = e.data[key] { tags.append(("chorus/" + key, v)) }
         }
         return tags

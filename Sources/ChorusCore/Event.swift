@@ -46,4 +46,13 @@ public enum EventType {
     public static let requestOpened = "request.opened"
     public static let requestDecided = "request.decided"
     public static let roomSettings = "room.settings"
+    public static let choreAdded = "chore.added"
+    public static let choreRemoved = "chore.removed"
+    public static let choreOrder = "chore.order"
+    public static let turnStarted = "turn.started"
+    public static let turnDone = "turn.done"
+    public static let turnSkipped = "turn.skipped"
+    public static let listItemAdded = "list.item.added"
+    public static let listItemDone = "list.item.done"
+    public static let listItemRemoved = "list.item.removed"
 }

@@ -52,5 +52,19 @@ public protocol JobStore: Sendable {
     func queueEvent(_ eventID: Int64, for account: String) throws
 }
 
-/// Everything the server stores: accounts, rooms and history, and jobs.
-public typealias ChorusStorage = Store & JobStore
+/// What the chore and list rules need from storage; each write stores its events in the same transaction.
+public protocol ChoreStore: Sendable {
+    /// The room's remembered members (account names), in the order they joined.
+    func members(of room: String) throws -> [String]
+    func chore(named name: String, in room: String) throws -> Chore?
+    func chores(in room: String) throws -> [Chore]
+    func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event])
+    func updateChore(_ chore: Chore, events: [Event]) throws -> [Event]
+    func deleteChore(_ chore: Chore, event: Event) throws -> Event
+    func list(named name: String, in room: String) throws -> SharedList?
+    func lists(in room: String) throws -> [SharedList]
+    func saveList(_ list: SharedList, events: [Event]) throws -> [Event]
+}
+
+/// Everything the server stores: accounts, rooms and history, jobs, chores and lists.
+public typealias ChorusStorage = Store & JobStore & ChoreStore

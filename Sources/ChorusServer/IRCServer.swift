@@ -72,7 +72,8 @@ public final class IRCServer: @unchecked Sendable {
         self.config = config
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
-        self.bot = Bot(board: JobBoard(store: store, now: now), accounts: store)
+        self.bot = Bot(board: JobBoard(store: store, now: now),
+                       chores: ChoreBoard(store: store, timeZone: config.timeZone, now: now), accounts: store)
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()

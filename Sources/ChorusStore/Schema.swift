@@ -131,6 +131,34 @@ enum Schema {
                 );
                 """)
         }
+        migrator.registerMigration("v4: chores and shared lists") { db in
+            try db.execute(sql: """
+                CREATE TABLE chores (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  room TEXT NOT NULL REFERENCES rooms(key) ON DELETE CASCADE,
+                  key TEXT NOT NULL,
+                  name TEXT NOT NULL,
+                  frequency TEXT NOT NULL,
+                  hour INTEGER NOT NULL,
+                  minute INTEGER NOT NULL,
+                  rotation TEXT NOT NULL,
+                  current INTEGER NOT NULL,
+                  turn_since INTEGER NOT NULL,
+                  due INTEGER NOT NULL,
+                  created_by TEXT NOT NULL,
+                  created_at INTEGER NOT NULL,
+                  UNIQUE (room, key)
+                );
+                CREATE INDEX chores_due ON chores(due);
+                CREATE TABLE lists (
+                  room TEXT NOT NULL REFERENCES rooms(key) ON DELETE CASCADE,
+                  key TEXT NOT NULL,
+                  name TEXT NOT NULL,
+                  items TEXT NOT NULL DEFAULT '[]',
+                  PRIMARY KEY (room, key)
+                );
+                """)
+        }
         return migrator
     }
 }

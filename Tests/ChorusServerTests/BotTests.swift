@@ -95,6 +95,27 @@ final class BotTests: XCTestCase {
         XCTAssertFalse(again.drain(for: 0.4).contains { $0.params.last?.hasPrefix("While you were away") == true })
     }
 
+    func testOnlyThePersonWhoseTurnItIsIsToldAndTagsNameTheChore() throws {
+        let mona = try login("mona", caps: ["message-tags"]), mel = try login("mel"), max = try login("max")
+        try mona.join("#flat"); try mel.join("#flat"); try max.join("#flat")
+        mel.send("PART #flat :off to the shops")
+        try mona.expect(command: "PART", "#flat")
+        mel.send("JOIN #flat")
+        try mel.expect(command: "366")
+        mel.send("QUIT")
+        try mona.expect(command: "QUIT")
+        mona.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among mel max")
+        let started = try mona.expect("turn.started") { $0.tag("chorus/event") == "turn.started" }
+        XCTAssertEqual(started.tag("chorus/chore"), "dishes")
+        XCTAssertEqual(started.tag("chorus/turn"), "mel")
+        XCTAssertEqual(started.tag("chorus/next"), "max")
+        // max is in the room and sees the room's line, but gets nothing addressed to him.
+        XCTAssertFalse(max.drain(for: 0.3).contains { $0.command == "NOTICE" && $0.params[0] == "max" })
+        // mel was away: told once, on coming back.
+        let back = try login("mel")
+        try back.expect("turn reminder") { $0.command == "NOTICE" && $0.params == ["mel", $0.params[1]] && $0.params[1].hasPrefix("It is mel's turn for dishes") }
+    }
+
     func testPrivateCommandsGuestsAndEchoOff() throws {
         let guest = try server.connect()
         try guest.register("guest")

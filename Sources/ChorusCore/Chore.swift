@@ -1,0 +1,146 @@
+import Foundation
+
+/// How often a chore comes round.
+public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
+    case days(Int)
+    case weeks(Int)
+    /// Calendar weekdays, 1 = Sunday … 7 = Saturday.
+    case weekdays([Int])
+    case monthly
+
+    static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+
+    /// Reads `day`, `week`, `3 days`, `2 weeks`, `mon,thu`, `month` (and `daily`, `weekly`, `monthly`).
+    public static func parse(_ text: String) -> Frequency? {
+        let words = text.lowercased().split(separator: " ").map(String.init)
+        switch words.count {
+        case 1:
+            switch words[0] {
+            case "day", "daily", "1day": return .days(1)
+            case "week", "weekly": return .weeks(1)
+            case "month", "monthly": return .monthly
+            case "weekday", "weekdays": return .weekdays([2, 3, 4, 5, 6])
+            case "weekend", "weekends": return .weekdays([1, 7])
+            default:
+                let days = words[0].split(separator: ",").map { String($0.prefix(3)) }
+                let numbers = days.compactMap { d in dayNames.firstIndex(of: d).map { $0 + 1 } }
+                guard !numbers.isEmpty, numbers.count == days.count else { return nil }
+                return .weekdays(Array(Set(numbers)).sorted())
+            }
+        case 2:
+            guard let n = Int(words[0]), (1...365).contains(n) else { return nil }
+            if ["day", "days"].contains(words[1]) { return .days(n) }
+            if ["week", "weeks"].contains(words[1]) { return .weeks(n) }
+            if ["month", "months"].contains(words[1]) && n == 1 { return .monthly }
+            return nil
+        default:
+            return nil
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .days(1): return "every day"
+        case .days(let n): return "every \(n) days"
+        case .weeks(1): return "every week"
+        case .weeks(let n): return "every \(n) weeks"
+        case .weekdays(let days): return "every " + days.map { Frequency.dayNames[$0 - 1] }.joined(separator: ",")
+        case .monthly: return "every month"
+        }
+    }
+
+    /// The first due time after `date`: today at `hour:minute` if that is still ahead (and today
+    /// is one of the chore's weekdays), else the next day that qualifies.
+    public func first(after date: Date, hour: Int, minute: Int, calendar: Calendar) -> Date {
+        let today = calendar.startOfDay(for: date)
+        for offset in 0...8 {
+            guard let day = calendar.date(byAdding: .day, value: offset, to: today),
+                  let slot = calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day) else { continue }
+            if slot > date && allows(day, calendar) { return slot }
+        }
+        return date.addingTimeInterval(86_400)
+    }
+
+    /// The due time after `due`, one period on: the cadence holds whoever is late. Calendar
+    /// arithmetic keeps the wall-clock time across daylight-saving changes.
+    public func step(from due: Date, hour: Int, minute: Int, calendar: Calendar) -> Date {
+        let day = calendar.startOfDay(for: due)
+        let next: Date?
+        switch self {
+        case .days(let n): next = calendar.date(byAdding: .day, value: n, to: day)
+        case .weeks(let n): next = calendar.date(byAdding: .day, value: 7 * n, to: day)
+        case .monthly: next = calendar.date(byAdding: .month, value: 1, to: day)
+        case .weekdays:
+            return first(after: calendar.date(bySettingHour: 23, minute: 59, second: 59, of: day) ?? due,
+                         hour: hour, minute: minute, calendar: calendar)
+        }
+        return next.flatMap { calendar.date(bySettingHour: hour, minute: minute, second: 0, of: $0) } ?? due.addingTimeInterval(86_400)
+    }
+
+    private func allows(_ day: Date, _ calendar: Calendar) -> Bool {
+        guard case .weekdays(let days) = self else { return true }
+        return days.contains(calendar.component(.weekday, from: day))
+    }
+}
+
+/// A recurring chore in a room, passed round an explicit rotation of accounts.
+public struct Chore: Equatable, Sendable {
+    public var id: Int64
+    public var room: String
+    public var name: String
+    public var frequency: Frequency
+    public var hour: Int
+    public var minute: Int
+    /// Account names, in turn order.
+    public var rotation: [String]
+    /// Index into `rotation` of whose turn it is.
+    public var current: Int
+    public var turnSince: Date
+    public var due: Date
+    public var createdBy: String
+    public var createdAt: Date
+
+    public init(id: Int64 = 0, room: String, name: String, frequency: Frequency, hour: Int, minute: Int, rotation: [String],
+                current: Int = 0, turnSince: Date, due: Date, createdBy: String, createdAt: Date) {
+        self.id = id
+        self.room = room
+        self.name = name
+        self.frequency = frequency
+        self.hour = hour
+        self.minute = minute
+        self.rotation = rotation
+        self.current = current
+        self.turnSince = turnSince
+        self.due = due
+        self.createdBy = createdBy
+        self.createdAt = createdAt
+    }
+
+    public var key: String { Account.key(name) }
+    public var whoseTurn: String { rotation.isEmpty ? "nobody" : rotation[current % rotation.count] }
+    public var nextUp: String { rotation.isEmpty ? "nobody" : rotation[(current + 1) % rotation.count] }
+}
+
+/// A shared list in a room: groceries, what is in the fridge.
+public struct SharedList: Equatable, Sendable {
+    public struct Item: Equatable, Sendable, Codable {
+        public var text: String
+        public var done: Bool
+        public var by: String
+        public init(text: String, done: Bool = false, by: String) {
+            self.text = text
+            self.done = done
+            self.by = by
+        }
+    }
+
+    public var room: String
+    public var name: String
+    public var items: [Item]
+
+    public init(room: String, name: String, items: [Item] = []) {
+        self.room = room
+        self.name = name
+        self.items = items
+    }
+}

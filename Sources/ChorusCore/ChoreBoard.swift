@@ -1,0 +1,214 @@
+import Foundation
+
+/// The rules of chores and shared lists: rotations, whose turn it is, covering and skipping, and
+/// the events each change makes. Like `JobBoard`, callers serialize calls.
+public struct ChoreBoard: Sendable {
+    public let store: any ChoreStore & JobStore
+    public let now: @Sendable () -> Date
+    public let calendar: Calendar
+
+    public init(store: any ChoreStore & JobStore, timeZone: TimeZone, now: @escaping @Sendable () -> Date = Date.init) {
+        self.store = store
+        self.now = now
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = timeZone
+        calendar = c
+    }
+
+    private func role(_ actor: String, _ room: String) throws -> Role {
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
+        return role
+    }
+
+    private func chore(_ name: String, _ room: String) throws -> Chore {
+        guard let chore = try store.chore(named: name, in: room) else {
+            throw JobError.invalid("There is no chore \"\(name)\" here: !chores lists them")
+        }
+        return chore
+    }
+
+    private func event(_ type: String, _ chore: Chore, _ actor: String, _ data: [String: String] = [:], concerns: [String] = []) -> Event {
+        var data = data
+        data["chore"] = chore.name
+        if data["turn"] == nil { data["turn"] = chore.whoseTurn }
+        return Event(type: type, room: chore.room, job: nil, actor: actor, data: data, at: now(),
+                     concerns: concerns.filter { Account.key($0) != Account.key(actor) })
+    }
+
+    private func started(_ chore: Chore, _ actor: String) -> Event {
+        event(EventType.turnStarted, chore, actor, ["due": ISO8601DateFormatter().string(from: chore.due), "next": chore.nextUp],
+              concerns: [chore.whoseTurn])
+    }
+
+    // MARK: Chores
+
+    public func add(name: String, frequency: Frequency, hour: Int, minute: Int, from start: Date?, among: [String]?,
+                    in room: String, by actor: String) throws -> (Chore, [Event]) {
+        let role = try role(actor, room)
+        if role == .member, try store.roomSettings(room).creators == .managers {
+            throw JobError.notAllowed("Only managers add chores in \(room)")
+        }
+        guard !name.isEmpty, name.count <= 40, Int(name) == nil, !name.contains(" ") else {
+            throw JobError.invalid("A chore's name is one word, not a number (jobs use numbers): dishes, bins, hoovering")
+        }
+        if try store.chore(named: name, in: room) != nil { throw JobError.invalid("There is already a chore \"\(name)\" here") }
+        let members = try store.members(of: room)
+        var rotation = members
+        if let among, !among.isEmpty {
+            for person in among where !members.contains(where: { Account.key($0) == Account.key(person) }) {
+                throw JobError.notAMember(person, room: room)
+            }
+            rotation = among
+        }
+        guard !rotation.isEmpty else { throw JobError.invalid("Nobody to take turns: say among <nick> <nick> …") }
+        let t = now()
+        let due = start.map { calendar.date(bySettingHour: hour, minute: minute, second: 0, of: $0) ?? $0 }
+            .map { $0 > t ? $0 : frequency.first(after: t, hour: hour, minute: minute, calendar: calendar) }
+            ?? frequency.first(after: t, hour: hour, minute: minute, calendar: calendar)
+        let chore = Chore(room: room, name: name, frequency: frequency, hour: hour, minute: minute, rotation: rotation,
+                          turnSince: t, due: due, createdBy: actor, createdAt: t)
+        let added = event(EventType.choreAdded, chore, actor, ["frequency": chore.frequency.description,
+                                                                "at": String(format: "%02d:%02d", hour, minute),
+                                                                "rotation": rotation.joined(separator: " ")])
+        return try store.insertChore(chore, events: [added, started(chore, actor)])
+    }
+
+    public func chores(in room: String, by actor: String) throws -> [Chore] {
+        _ = try role(actor, room)
+        return try store.chores(in: room)
+    }
+
+    public func turn(_ name: String, in room: String, by actor: String) throws -> Chore {
+        _ = try role(actor, room)
+        return try chore(name, room)
+    }
+
+    /// Moves the turn to the next person and the due time one period on (past now, if it is late).
+    private func advance(_ chore: inout Chore) {
+        let t = now()
+        chore.current = (chore.current + 1) % max(1, chore.rotation.count)
+        chore.turnSince = t
+        var next = chore.frequency.step(from: chore.due, hour: chore.hour, minute: chore.minute, calendar: calendar)
+        var guardSteps = 0
+        while next <= t && guardSteps < 5000 {
+            next = chore.frequency.step(from: next, hour: chore.hour, minute: chore.minute, calendar: calendar)
+            guardSteps += 1
+        }
+        chore.due = next
+    }
+
+    /// Whoever does it, it is done: by someone else, it is recorded as covering for them.
+    public func done(_ name: String, in room: String, by actor: String) throws -> (Chore, [Event]) {
+        _ = try role(actor, room)
+        var chore = try chore(name, room)
+        let whose = chore.whoseTurn
+        var data = ["by": actor]
+        if Account.key(whose) != Account.key(actor) { data["covered"] = whose }
+        if chore.due < now() { data["late"] = "yes" }
+        let done = event(EventType.turnDone, chore, actor, data, concerns: [whose])
+        advance(&chore)
+        return (chore, try store.updateChore(chore, events: [done, started(chore, actor)]))
+    }
+
+    /// Passes the turn on without recording it as done.
+    public func skip(_ name: String, reason: String, in room: String, by actor: String) throws -> (Chore, [Event]) {
+        let role = try role(actor, room)
+        var chore = try chore(name, room)
+        let whose = chore.whoseTurn
+        guard role == .manager || Account.key(whose) == Account.key(actor) else {
+            throw JobError.notAllowed("It is \(whose)'s turn: only they or a manager can skip it")
+        }
+        var data: [String: String] = [:]
+        if !reason.isEmpty { data["reason"] = reason }
+        let skipped = event(EventType.turnSkipped, chore, actor, data, concerns: [whose])
+        advance(&chore)
+        return (chore, try store.updateChore(chore, events: [skipped, started(chore, actor)]))
+    }
+
+    public func reorder(_ name: String, rotation: [String], in room: String, by actor: String) throws -> (Chore, [Event]) {
+        guard try role(actor, room) == .manager else { throw JobError.notAllowed("Only managers change a rotation") }
+        var chore = try chore(name, room)
+        let members = try store.members(of: room)
+        for person in rotation where !members.contains(where: { Account.key($0) == Account.key(person) }) {
+            throw JobError.notAMember(person, room: room)
+        }
+        guard !rotation.isEmpty else { throw JobError.invalid("Name the people in order: !chore order <chore> <nick> <nick> …") }
+        chore.rotation = rotation
+        chore.current = 0
+        chore.turnSince = now()
+        let e = event(EventType.choreOrder, chore, actor, ["rotation": rotation.joined(separator: " ")])
+        return (chore, try store.updateChore(chore, events: [e, started(chore, actor)]))
+    }
+
+    public func remove(_ name: String, in room: String, by actor: String) throws -> Event {
+        guard try role(actor, room) == .manager else { throw JobError.notAllowed("Only managers remove chores") }
+        let chore = try chore(name, room)
+        return try store.deleteChore(chore, event: event(EventType.choreRemoved, chore, actor))
+    }
+
+    /// Upcoming turns within `days`, soonest first: (due, chore, person).
+    public func agenda(in rooms: [String], days: Int, only account: String? = nil) throws -> [(Date, Chore, String)] {
+        let horizon = now().addingTimeInterval(Double(max(1, min(days, 62))) * 86_400)
+        var items: [(Date, Chore, String)] = []
+        for room in rooms {
+            for chore in try store.chores(in: room) where !chore.rotation.isEmpty {
+                var due = chore.due, index = chore.current, steps = 0
+                while due <= horizon && steps < 200 {
+                    let person = chore.rotation[index % chore.rotation.count]
+                    if account.map({ Account.key($0) == Account.key(person) }) ?? true { items.append((due, chore, person)) }
+                    due = chore.frequency.step(from: due, hour: chore.hour, minute: chore.minute, calendar: calendar)
+                    index += 1
+                    steps += 1
+                }
+            }
+        }
+        return items.sorted { ($0.0, $0.1.name) < ($1.0, $1.1.name) }
+    }
+
+    // MARK: Lists
+
+    public func list(_ name: String, in room: String, by actor: String) throws -> SharedList {
+        _ = try role(actor, room)
+        return try store.list(named: name, in: room) ?? SharedList(room: room, name: name)
+    }
+
+    public func lists(in room: String, by actor: String) throws -> [SharedList] {
+        _ = try role(actor, room)
+        return try store.lists(in: room)
+    }
+
+    private func listEvent(_ type: String, _ list: SharedList, _ actor: String, _ item: String) -> Event {
+        Event(type: type, room: list.room, job: nil, actor: actor, data: ["list": list.name, "item": item], at: now())
+    }
+
+    public func addItems(_ texts: [String], to name: String, in room: String, by actor: String) throws -> [Event] {
+        var list = try self.list(name, in: room, by: actor)
+        let texts = texts.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !texts.isEmpty else { throw JobError.invalid("Say what to add: !list \(name) add milk, eggs") }
+        guard list.items.count + texts.count <= 200 else { throw JobError.invalid("A list holds at most 200 items") }
+        list.items += texts.map { SharedList.Item(text: $0, by: actor) }
+        return try store.saveList(list, events: texts.map { listEvent(EventType.listItemAdded, list, actor, $0) })
+    }
+
+    /// An item by its number on the list or its text (case-insensitive).
+    private func index(of ref: String, in list: SharedList) throws -> Int {
+        if let n = Int(ref), n >= 1, n <= list.items.count { return n - 1 }
+        if let i = list.items.firstIndex(where: { $0.text.lowercased() == ref.lowercased() }) { return i }
+        throw JobError.invalid("\"\(ref)\" is not on the \(list.name) list")
+    }
+
+    public func completeItem(_ ref: String, on name: String, in room: String, by actor: String) throws -> [Event] {
+        var list = try self.list(name, in: room, by: actor)
+        let i = try index(of: ref, in: list)
+        guard !list.items[i].done else { throw JobError.invalid("\"\(list.items[i].text)\" is already ticked") }
+        list.items[i].done = true
+        return try store.saveList(list, events: [listEvent(EventType.listItemDone, list, actor, list.items[i].text)])
+    }
+
+    public func removeItem(_ ref: String, from name: String, in room: String, by actor: String) throws -> [Event] {
+        var list = try self.list(name, in: room, by: actor)
+        let i = try index(of: ref, in: list)
+        let item = list.items.remove(at: i)
+        return try store.saveList(list, events: [listEvent(EventType.listItemRemoved, list, actor, item.text)])
+    }
+}

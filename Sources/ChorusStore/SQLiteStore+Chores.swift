@@ -1,0 +1,101 @@
+import ChorusCore
+import Foundation
+import GRDB
+
+extension SQLiteStore: ChoreStore {
+    public func members(of room: String) throws -> [String] {
+        try db.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT accounts.name FROM memberships JOIN accounts ON accounts.key = memberships.account
+                WHERE memberships.room = ? ORDER BY memberships.seq
+                """, arguments: [Account.key(room)])
+        }
+    }
+
+    public func chore(named name: String, in room: String) throws -> Chore? {
+        try db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM chores WHERE room = ? AND key = ?",
+                             arguments: [Account.key(room), Account.key(name)]).map(Self.chore)
+        }
+    }
+
+    public func chores(in room: String) throws -> [Chore] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM chores WHERE room = ? ORDER BY due, key", arguments: [Account.key(room)]).map(Self.chore)
+        }
+    }
+
+    public func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event]) {
+        try db.write { db in
+            try db.execute(sql: """
+                INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: StatementArguments(Self.choreArguments(chore)))
+            var saved = chore
+            saved.id = db.lastInsertedRowID
+            return (saved, try events.map { try Self.insert($0, db) })
+        }
+    }
+
+    public func updateChore(_ chore: Chore, events: [Event]) throws -> [Event] {
+        try db.write { db in
+            try db.execute(sql: """
+                UPDATE chores SET room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?,
+                  turn_since = ?, due = ?, created_by = ?, created_at = ? WHERE id = ?
+                """, arguments: StatementArguments(Self.choreArguments(chore)) + [chore.id])
+            guard db.changesCount == 1 else { throw StoreError.notFound("chore \(chore.name)") }
+            return try events.map { try Self.insert($0, db) }
+        }
+    }
+
+    public func deleteChore(_ chore: Chore, event: Event) throws -> Event {
+        try db.write { db in
+            try db.execute(sql: "DELETE FROM chores WHERE id = ?", arguments: [chore.id])
+            return try Self.insert(event, db)
+        }
+    }
+
+    public func list(named name: String, in room: String) throws -> SharedList? {
+        try db.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM lists WHERE room = ? AND key = ?",
+                             arguments: [Account.key(room), Account.key(name)]).map(Self.list)
+        }
+    }
+
+    public func lists(in room: String) throws -> [SharedList] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM lists WHERE room = ? ORDER BY key", arguments: [Account.key(room)]).map(Self.list)
+        }
+    }
+
+    public func saveList(_ list: SharedList, events: [Event]) throws -> [Event] {
+        try db.write { db in
+            let items = String(decoding: try JSONEncoder().encode(list.items), as: UTF8.self)
+            try db.execute(sql: """
+                INSERT INTO lists (room, key, name, items) VALUES (?, ?, ?, ?)
+                ON CONFLICT(room, key) DO UPDATE SET items = excluded.items
+                """, arguments: [Account.key(list.room), Account.key(list.name), list.name, items])
+            return try events.map { try Self.insert($0, db) }
+        }
+    }
+
+    private static func choreArguments(_ c: Chore) -> [(any DatabaseValueConvertible)?] {
+        let frequency = String(decoding: (try? JSONEncoder().encode(c.frequency)) ?? Data(), as: UTF8.self)
+        let rotation = String(decoding: (try? JSONEncoder().encode(c.rotation)) ?? Data("[]".utf8), as: UTF8.self)
+        return [Account.key(c.room), c.key, c.name, frequency, c.hour, c.minute, rotation, c.current,
+                Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt)]
+    }
+
+    private static func chore(_ row: Row) -> Chore {
+        let frequency = (try? JSONDecoder().decode(Frequency.self, from: Data((row["frequency"] as String).utf8))) ?? .days(1)
+        let rotation = (try? JSONDecoder().decode([String].self, from: Data((row["rotation"] as String).utf8))) ?? []
+        return Chore(id: row["id"], room: row["room"], name: row["name"], frequency: frequency, hour: row["hour"], minute: row["minute"],
+                     rotation: rotation, current: row["current"], turnSince: Millis.date(row["turn_since"]), due: Millis.date(row["due"]),
+                     createdBy: row["created_by"], createdAt: Millis.date(row["created_at"]))
+    }
+
+    private static func list(_ row: Row) -> SharedList {
+        let items = (try? JSONDecoder().decode([SharedList.Item].self, from: Data((row["items"] as String).utf8))) ?? []
+        return SharedList(room: row["room"], name: row["name"], items: items)
+    }
+}

@@ -1,0 +1,106 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import XCTest
+
+/// Rotations, covering, skipping and the calendar of chores, on a clock the test moves.
+final class ChoreBoardTests: XCTestCase {
+    var store: SQLiteStore!
+    var clock = Clock()
+    var board: ChoreBoard!
+    let paris = TimeZone(identifier: "Europe/Paris")!
+
+    final class Clock: @unchecked Sendable {
+        var now = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!  // Monday 10:00 in Paris
+    }
+
+    override func setUpWithError() throws {
+        store = try SQLiteStore.inMemory()
+        let clock = self.clock
+        board = ChoreBoard(store: store, timeZone: paris, now: { clock.now })
+        for name in ["ann", "ben", "cat"] {
+            _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: clock.now))
+        }
+        try store.saveRoom(Room(name: "#flat", createdAt: clock.now))
+        try store.saveMembership(Membership(room: "#flat", account: "ann", role: .manager, since: clock.now))
+        try store.saveMembership(Membership(room: "#flat", account: "ben", role: .member, since: clock.now))
+        try store.saveMembership(Membership(room: "#flat", account: "cat", role: .member, since: clock.now))
+    }
+
+    func local(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.timeZone = paris
+        return f.string(from: date)
+    }
+
+    func testRotationFollowsTheExplicitOrderAndCoversAreRecorded() throws {
+        let (chore, events) = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil,
+                                            among: ["cat", "ann"], in: "#flat", by: "ann")
+        XCTAssertEqual(chore.rotation, ["cat", "ann"])
+        XCTAssertEqual(local(chore.due), "2026-11-23T20:00:00+01:00")
+        XCTAssertEqual(events.map(\.type), [EventType.choreAdded, EventType.turnStarted])
+        XCTAssertEqual(events[1].concerns, ["cat"], "only the person whose turn it is is told")
+
+        let (afterCat, doneEvents) = try board.done("DISHES", in: "#flat", by: "cat")
+        XCTAssertEqual(afterCat.whoseTurn, "ann")
+        XCTAssertEqual(local(afterCat.due), "2026-11-24T20:00:00+01:00")
+        XCTAssertNil(doneEvents[0].data["covered"])
+
+        let (afterBen, covered) = try board.done("dishes", in: "#flat", by: "ben")
+        XCTAssertEqual(covered[0].data["covered"], "ann", "ben covered for ann")
+        XCTAssertEqual(afterBen.whoseTurn, "cat")
+    }
+
+    func testSkipIsNotACompletionAndNeedsTheRightPerson() throws {
+        _ = try board.add(name: "bins", frequency: .weeks(1), hour: 7, minute: 30, from: nil, among: nil, in: "#flat", by: "ann")
+        XCTAssertThrowsError(try board.skip("bins", reason: "", in: "#flat", by: "ben"), "it is ann's turn")
+        let (chore, events) = try board.skip("bins", reason: "away", in: "#flat", by: "ann")
+        XCTAssertEqual(events.map(\.type), [EventType.turnSkipped, EventType.turnStarted])
+        XCTAssertEqual(chore.whoseTurn, "ben", "default rotation is the join order")
+    }
+
+    func testLateTurnsCatchUpAndCadenceHolds() throws {
+        let (chore, _) = try board.add(name: "plants", frequency: .days(3), hour: 9, minute: 0, from: nil, among: nil, in: "#flat", by: "ann")
+        XCTAssertEqual(local(chore.due), "2026-11-24T09:00:00+01:00")
+        clock.now = clock.now.addingTimeInterval(10 * 86_400)  // ten days late
+        let (next, events) = try board.done("plants", in: "#flat", by: "ann")
+        XCTAssertEqual(events[0].data["late"], "yes")
+        XCTAssertGreaterThan(next.due, clock.now, "the next turn is due after now, on the 3-day cadence")
+        XCTAssertEqual(local(next.due), "2026-12-06T09:00:00+01:00")
+    }
+
+    func testWeekdaysMonthlyAndDaylightSaving() throws {
+        let cal: Calendar = { var c = Calendar(identifier: .gregorian); c.timeZone = paris; return c }()
+        let monday = clock.now
+        let f = Frequency.weekdays([2, 5])  // mon, thu
+        XCTAssertEqual(local(f.first(after: monday, hour: 8, minute: 0, calendar: cal)), "2026-11-26T08:00:00+01:00")
+        XCTAssertEqual(local(f.step(from: ISO8601DateFormatter().date(from: "2026-11-26T07:00:00Z")!, hour: 8, minute: 0, calendar: cal)),
+                       "2026-11-30T08:00:00+01:00")
+        XCTAssertEqual(local(Frequency.monthly.step(from: ISO8601DateFormatter().date(from: "2026-01-31T18:00:00Z")!, hour: 19, minute: 0,
+                                                   calendar: cal)), "2026-02-28T19:00:00+01:00")
+        // Across the spring change (29 March 2026) a daily 20:00 chore stays at 20:00 local time.
+        let before = ISO8601DateFormatter().date(from: "2026-03-28T19:00:00Z")!  // 20:00 CET
+        XCTAssertEqual(local(Frequency.days(1).step(from: before, hour: 20, minute: 0, calendar: cal)), "2026-03-29T20:00:00+02:00")
+        XCTAssertEqual(Frequency.parse("mon,thu"), .weekdays([2, 5]))
+        XCTAssertEqual(Frequency.parse("2 weeks"), .weeks(2))
+        XCTAssertNil(Frequency.parse("fortnight"))
+    }
+
+    func testAgendaOrderAndListRules() throws {
+        _ = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ben", "cat"], in: "#flat", by: "ann")
+        let agenda = try board.agenda(in: ["#flat"], days: 2)
+        XCTAssertEqual(agenda.map(\.2), ["ben", "cat"])
+        XCTAssertEqual(try board.agenda(in: ["#flat"], days: 7, only: "cat").count, 3)
+        XCTAssertThrowsError(try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: nil, in: "#flat", by: "ben"))
+        XCTAssertThrowsError(try board.remove("dishes", in: "#flat", by: "ben"), "members do not remove chores")
+
+        _ = try board.addItems(["milk", " eggs "], to: "groceries", in: "#flat", by: "ben")
+        _ = try board.completeItem("EGGS", on: "groceries", in: "#flat", by: "cat")
+        XCTAssertThrowsError(try board.completeItem("2", on: "groceries", in: "#flat", by: "cat"), "already ticked")
+        _ = try board.removeItem("1", from: "groceries", in: "#flat", by: "cat")
+        let list = try board.list("groceries", in: "#flat", by: "ann")
+        XCTAssertEqual(list.items.map(\.text), ["eggs"])
+        XCTAssertEqual(try board.lists(in: "#flat", by: "ann").map(\.name), ["groceries"])
+        XCTAssertThrowsError(try board.lists(in: "#elsewhere", by: "ann"))
+    }
+}
