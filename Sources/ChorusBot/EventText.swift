@@ -77,6 +77,13 @@ public struct EventText: Sendable {
         case EventType.turnDone:
             let covering = d["covered"].map { ", covering for \($0)" } ?? ""
             return "\(e.actor) did \(d["chore"] ?? "?")\(covering)" + (d["late"] != nil ? " (late)" : "")
+        case EventType.turnDue:
+            return "Your turn: \(d["chore"] ?? "?") in \(e.room.map(roomName) ?? "?") is due now (\(dueText(d["due"]) ?? "?")). !done \(d["chore"] ?? "") when it is"
+        case EventType.turnOverdue:
+            if e.isDirectOnly {
+                return "Reminder: \(d["chore"] ?? "?") in \(e.room.map(roomName) ?? "?") is overdue since \(dueText(d["due"]) ?? "?"). !done \(d["chore"] ?? "") or !skip \(d["chore"] ?? "")"
+            }
+            return "\(d["chore"] ?? "?") is overdue: \(d["turn"] ?? "?")'s turn, due \(dueText(d["due"]) ?? "?")"
         case EventType.turnSkipped:
             let whose = d["turn"].map { $0 == e.actor ? "their" : "\($0)'s" } ?? "the"
             return "\(e.actor) skipped \(whose) turn for \(d["chore"] ?? "?")" + (d["reason"].map { ": \($0)" } ?? "")

@@ -99,6 +99,10 @@ public struct Chore: Equatable, Sendable {
     public var due: Date
     public var createdBy: String
     public var createdAt: Date
+    /// Reminder state of the current turn: when the person was last reminded, and whether the room
+    /// has been told it is overdue. Both reset when the turn moves on.
+    public var lastReminder: Date?
+    public var roomToldOverdue = false
 
     public init(id: Int64 = 0, room: String, name: String, frequency: Frequency, hour: Int, minute: Int, rotation: [String],
                 current: Int = 0, turnSince: Date, due: Date, createdBy: String, createdAt: Date) {

@@ -95,6 +95,8 @@ public struct ChoreBoard: Sendable {
             guardSteps += 1
         }
         chore.due = next
+        chore.lastReminder = nil
+        chore.roomToldOverdue = false
     }
 
     /// Whoever does it, it is done: by someone else, it is recorded as covering for them.
@@ -163,6 +165,43 @@ public struct ChoreBoard: Sendable {
             }
         }
         return items.sorted { ($0.0, $0.1.name) < ($1.0, $1.1.name) }
+    }
+
+    // MARK: Reminders
+
+    /// When the next reminder falls due across all chores: a turn's due time, or the next overdue
+    /// reminder `every` seconds after the last. One timer for all chores waits for this.
+    public func nextReminder(every interval: TimeInterval) throws -> Date? {
+        try store.allChores().map { reminderTime($0, every: interval) }.min()
+    }
+
+    private func reminderTime(_ chore: Chore, every interval: TimeInterval) -> Date {
+        guard let last = chore.lastReminder else { return chore.due }
+        return max(chore.due, last).addingTimeInterval(interval)
+    }
+
+    /// Fires every reminder that is due by now: the person whose turn it is is told when the turn
+    /// becomes due and again every `interval` while overdue; the room is told once that it is overdue.
+    /// A due time that passed while the server was down fires once, not once per missed interval.
+    public func fireReminders(every interval: TimeInterval) throws -> [Event] {
+        let t = now()
+        var events: [Event] = []
+        for var chore in try store.allChores() where reminderTime(chore, every: interval) <= t && !chore.rotation.isEmpty {
+            let whose = chore.whoseTurn
+            let first = chore.lastReminder == nil
+            var batch: [Event] = []
+            let since = ISO8601DateFormatter().string(from: chore.due)
+            batch.append(Event(type: first ? EventType.turnDue : EventType.turnOverdue, room: chore.room, job: nil, actor: "Chorus",
+                               data: ["chore": chore.name, "turn": whose, "due": since, "direct": "yes"], at: t, concerns: [whose]))
+            if !first && !chore.roomToldOverdue {
+                batch.append(Event(type: EventType.turnOverdue, room: chore.room, job: nil, actor: "Chorus",
+                                   data: ["chore": chore.name, "turn": whose, "due": since], at: t))
+                chore.roomToldOverdue = true
+            }
+            chore.lastReminder = t
+            events += try store.updateChore(chore, events: batch)
+        }
+        return events
     }
 
     // MARK: Lists

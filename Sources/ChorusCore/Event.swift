@@ -19,6 +19,9 @@ public struct Event: Equatable, Sendable {
     /// (a room whose visibility is `own`).
     public var audience: [String]?
 
+    /// Events for the people concerned only (reminders), never shown to the room.
+    public var isDirectOnly: Bool { data["direct"] == "yes" }
+
     public init(id: Int64 = 0, type: String, room: String?, job: Int64?, actor: String,
                 data: [String: String] = [:], at: Date, concerns: [String] = [], audience: [String]? = nil) {
         self.id = id
@@ -52,6 +55,8 @@ public enum EventType {
     public static let turnStarted = "turn.started"
     public static let turnDone = "turn.done"
     public static let turnSkipped = "turn.skipped"
+    public static let turnDue = "turn.due"
+    public static let turnOverdue = "turn.overdue"
     public static let listItemAdded = "list.item.added"
     public static let listItemDone = "list.item.done"
     public static let listItemRemoved = "list.item.removed"

@@ -58,6 +58,8 @@ public protocol ChoreStore: Sendable {
     func members(of room: String) throws -> [String]
     func chore(named name: String, in room: String) throws -> Chore?
     func chores(in room: String) throws -> [Chore]
+    /// Every chore of every room (the reminder scheduler's view).
+    func allChores() throws -> [Chore]
     func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event])
     func updateChore(_ chore: Chore, events: [Event]) throws -> [Event]
     func deleteChore(_ chore: Chore, event: Event) throws -> Event

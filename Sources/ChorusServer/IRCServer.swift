@@ -52,6 +52,7 @@ public final class IRCServer: @unchecked Sendable {
     private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?
     private var accountRefresh: RepeatedTask?
+    var reminderTask: Scheduled<Void>?
     private var sslContext: NIOSSLContext?
 
     /// The bound addresses, known after `start()` (useful with port 0 in tests).
@@ -125,6 +126,8 @@ public final class IRCServer: @unchecked Sendable {
         maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
             self?.checkLiveness()
         }
+        // Reminders whose time passed while the server was down fire once, now.
+        try loop.submit { self.scheduleReminders() }.wait()
         accountRefresh = loop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
             guard let self else { return }
             self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
@@ -143,6 +146,7 @@ public final class IRCServer: @unchecked Sendable {
         try? loop.submit {
             self.maintenance?.cancel()
             self.accountRefresh?.cancel()
+            self.reminderTask?.cancel()
             for channel in self.listeners { channel.close(promise: nil) }
             for client in self.clients.values {
                 self.disconnect(client, reason: reason)

@@ -39,6 +39,8 @@ public struct ServerConfig: Sendable {
     public var historyReplayLines = 20
     /// The largest page a CHATHISTORY request returns.
     public var historyPageLimit = 100
+    /// How often the person whose turn it is hears again while a chore is overdue.
+    public var reminderInterval: TimeAmount = 4 * 3600
     public var pingInterval: TimeAmount = 90
     public var pingTimeout: TimeAmount = 60
     public var registrationTimeout: TimeAmount = 60
@@ -136,6 +138,7 @@ extension ServerConfig {
             case "history-replay": historyReplayLines = try int()
             case "history-page-limit": historyPageLimit = max(1, try int())
             case "ping-interval": pingInterval = try seconds()
+            case "reminder-interval": reminderInterval = try seconds()
             case "ping-timeout": pingTimeout = try seconds()
             case "registration-timeout": registrationTimeout = try seconds()
             case "max-connections-per-ip": maxConnectionsPerIP = try int()

@@ -25,11 +25,16 @@ extension SQLiteStore: ChoreStore {
         }
     }
 
+    public func allChores() throws -> [Chore] {
+        try db.read { db in try Row.fetchAll(db, sql: "SELECT * FROM chores ORDER BY due").map(Self.chore) }
+    }
+
     public func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event]) {
         try db.write { db in
             try db.execute(sql: """
-                INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
+                                    last_reminder, room_told_overdue)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: StatementArguments(Self.choreArguments(chore)))
             var saved = chore
             saved.id = db.lastInsertedRowID
@@ -41,7 +46,7 @@ extension SQLiteStore: ChoreStore {
         try db.write { db in
             try db.execute(sql: """
                 UPDATE chores SET room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?,
-                  turn_since = ?, due = ?, created_by = ?, created_at = ? WHERE id = ?
+                  turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ? WHERE id = ?
                 """, arguments: StatementArguments(Self.choreArguments(chore)) + [chore.id])
             guard db.changesCount == 1 else { throw StoreError.notFound("chore \(chore.name)") }
             return try events.map { try Self.insert($0, db) }
@@ -83,15 +88,19 @@ extension SQLiteStore: ChoreStore {
         let frequency = String(decoding: (try? JSONEncoder().encode(c.frequency)) ?? Data(), as: UTF8.self)
         let rotation = String(decoding: (try? JSONEncoder().encode(c.rotation)) ?? Data("[]".utf8), as: UTF8.self)
         return [Account.key(c.room), c.key, c.name, frequency, c.hour, c.minute, rotation, c.current,
-                Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt)]
+                Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt),
+                c.lastReminder.map(Millis.from), c.roomToldOverdue]
     }
 
     private static func chore(_ row: Row) -> Chore {
         let frequency = (try? JSONDecoder().decode(Frequency.self, from: Data((row["frequency"] as String).utf8))) ?? .days(1)
         let rotation = (try? JSONDecoder().decode([String].self, from: Data((row["rotation"] as String).utf8))) ?? []
-        return Chore(id: row["id"], room: row["room"], name: row["name"], frequency: frequency, hour: row["hour"], minute: row["minute"],
-                     rotation: rotation, current: row["current"], turnSince: Millis.date(row["turn_since"]), due: Millis.date(row["due"]),
-                     createdBy: row["created_by"], createdAt: Millis.date(row["created_at"]))
+        var chore = Chore(id: row["id"], room: row["room"], name: row["name"], frequency: frequency, hour: row["hour"], minute: row["minute"],
+                          rotation: rotation, current: row["current"], turnSince: Millis.date(row["turn_since"]), due: Millis.date(row["due"]),
+                          createdBy: row["created_by"], createdAt: Millis.date(row["created_at"]))
+        chore.lastReminder = (row["last_reminder"] as Int64?).map(Millis.date)
+        chore.roomToldOverdue = row["room_told_overdue"]
+        return chore
     }
 
     private static func list(_ row: Row) -> SharedList {

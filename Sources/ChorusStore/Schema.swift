@@ -159,6 +159,12 @@ enum Schema {
                 );
                 """)
         }
+        migrator.registerMigration("v5: chore reminders") { db in
+            try db.execute(sql: """
+                ALTER TABLE chores ADD COLUMN last_reminder INTEGER;
+                ALTER TABLE chores ADD COLUMN room_told_overdue BOOLEAN NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

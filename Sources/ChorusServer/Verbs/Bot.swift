@@ -2,6 +2,7 @@ import ChorusBot
 import ChorusCore
 import ChorusIRC
 import Foundation
+import NIOCore
 
 /// The bridge between chat and the bot: a `!command` line runs on the database writer (so commands
 /// never race), then its replies go to the asker and its events to everyone allowed to see them.
@@ -46,6 +47,7 @@ extension IRCServer {
             reply.send(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]))
         }
         for event in outcome.events { announce(event, reply: reply) }
+        if outcome.events.contains(where: { $0.type.hasPrefix("chore.") || $0.type.hasPrefix("turn.") }) { scheduleReminders() }
         for effect in outcome.effects {
             switch effect {
             case .closeRoom(let key): closeRoom(key, by: reply.client)
@@ -68,7 +70,7 @@ extension IRCServer {
         let room = event.room.flatMap { rooms[$0] }
         let tags = EventText.tags(event, roomName: room?.name).map { Message.Tag($0.0, $0.1) }
         var reached = Set<String>()
-        if let room {
+        if let room, !event.isDirectOnly {
             let audience = event.audience.map { Set($0.map(Account.key)) }
             let out = Outgoing(Message(source: serviceSource, "NOTICE", [room.name, text]), time: t, msgid: msgid,
                                account: config.serviceNick, clientTags: tags)
@@ -102,8 +104,14 @@ extension IRCServer {
     /// What happened while an account was away: one line per event, in order.
     func deliverQueuedEvents(to client: Client, account: Account) {
         let store = self.store
-        readAfterWrites { _ in try store.takeQueuedEvents(for: account.key) }.whenSuccess { events in
-            guard !events.isEmpty, !client.closing else { return }
+        readAfterWrites { _ in try store.takeQueuedEvents(for: account.key) }.whenSuccess { queued in
+            guard !queued.isEmpty, !client.closing else { return }
+            // One line per chore, not a flood: of a chore's turn events only the latest still matters.
+            var latest: [String: Int] = [:]
+            for (i, e) in queued.enumerated() where e.type.hasPrefix("turn.") { latest["\(e.room ?? "") \(e.data["chore"] ?? "")"] = i }
+            let events = queued.enumerated().filter { i, e in
+                !e.type.hasPrefix("turn.") || latest["\(e.room ?? "") \(e.data["chore"] ?? "")"] == i
+            }.map(\.element)
             let text = self.eventText()
             self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick,
                 "While you were away (\(events.count)):"]), time: self.now()), to: client)
@@ -113,6 +121,36 @@ extension IRCServer {
                                    msgid: self.ids.next(at: event.at), account: self.config.serviceNick, clientTags: tags), to: client)
             }
         }
+    }
+
+    // MARK: Reminders
+
+    /// Keeps one timer, for the earliest reminder of any chore (capped at an hour, then looked at again).
+    func scheduleReminders() {
+        let chores = bot.chores, interval = config.reminderInterval
+        readAfterWrites { _ in try chores.nextReminder(every: interval) }.whenSuccess { next in
+            self.reminderTask?.cancel()
+            self.reminderTask = nil
+            guard let next else { return }
+            let delay = min(max(0, next.timeIntervalSince(self.now())), 3600)
+            self.reminderTask = self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000) + 1)) { _ = self.runReminders() }
+        }
+    }
+
+    /// Sends every reminder that is due, then sets the timer for the next one.
+    @discardableResult
+    func runReminders() -> EventLoopFuture<Void> {
+        let chores = bot.chores, interval = config.reminderInterval
+        return readAfterWrites { _ in try chores.fireReminders(every: interval) }.map { events in
+            for event in events { self.announce(event, reply: nil) }
+            self.scheduleReminders()
+        }
+    }
+
+    /// For tests and operators: fire what is due by the server's clock now, and wait for it.
+    public func checkReminders() throws {
+        try loop.flatSubmit { self.runReminders() }.wait()
+        try loop.submit {}.wait()
     }
 
     /// Deletes a room for good: everyone is taken out, and its memberships, jobs and history go.
