@@ -2,7 +2,7 @@ import ChorusCore
 import Foundation
 
 extension Bot {
-    static let choreUsage = "!chore add <name> every <frequency> [at <HH:MM>] [from <when>] [among <nick> <nick> …] | !chore order <chore> <nick> … | !chore rm <chore>"
+    static let choreUsage = "!chore add <name> every <frequency> [at <HH:MM>] [from <when>] [among <nick> <nick> …] | !chore order <chore> <nick> … | !chore edit <chore> every <frequency> | at <HH:MM> | !chore rm <chore>"
 
     func chore(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
         let room = try self.room(inv, &args, required: true)!
@@ -46,6 +46,28 @@ extension Bot {
             var people: [String] = []
             while let p = args.next() { people.append(try account(p, inv)) }
             return BotResult(events: try chores.reorder(name, rotation: people, in: room.key, by: inv.account).1)
+        case "edit":
+            let name = try args.word("chore name", usage: Self.choreUsage)
+            var frequency: Frequency?
+            var time: (Int, Int)?
+            while let w = args.next()?.lowercased() {
+                if w == "every" {
+                    var words: [String] = []
+                    while let p = args.peek, p.lowercased() != "at" { words.append(args.next()!) }
+                    guard let f = Frequency.parse(words.joined(separator: " ")) else {
+                        throw UsageError("Cannot read \"\(words.joined(separator: " "))\" as a frequency: day, week, 3 days, 2 weeks, mon,thu, weekdays, month")
+                    }
+                    frequency = f
+                } else if w == "at" {
+                    let t = try args.word("time of day", usage: Self.choreUsage)
+                    guard let parsed = When.time(t.lowercased()) else { throw UsageError("\"\(t)\" is not a time of day like 20:00 or 8pm") }
+                    time = parsed
+                } else {
+                    throw UsageError("Usage: \(Self.choreUsage)")
+                }
+            }
+            guard frequency != nil || time != nil else { throw UsageError("Say what changes: !chore edit \(name) every <frequency> | at <HH:MM>") }
+            return BotResult(events: try chores.edit(name, frequency: frequency, hour: time?.0, minute: time?.1, in: room.key, by: inv.account))
         case "rm", "remove", "delete":
             let name = try args.word("chore name", usage: Self.choreUsage)
             return BotResult(events: [try chores.remove(name, in: room.key, by: inv.account)])
@@ -64,6 +86,37 @@ extension Bot {
         let room = try self.room(inv, &args, required: true)!
         let name = try args.word("chore", usage: "!skip <chore> [reason]")
         return BotResult(events: try chores.skip(name, reason: args.rest(), in: room.key, by: inv.account).1)
+    }
+
+    func swap(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!swap <chore> <nick>"
+        let room = try self.room(inv, &args, required: true)!
+        let name = try args.word("chore", usage: usage)
+        let other = try account(try args.word("nick", usage: usage), inv)
+        return BotResult(events: [try chores.askSwap(name, with: other, in: room.key, by: inv.account)])
+    }
+
+    func answerSwap(_ inv: Invocation, _ args: inout Args, accept: Bool) throws -> BotResult {
+        let room = try self.room(inv, &args, required: true)!
+        return BotResult(events: try chores.answerSwap(args.next(), accept: accept, in: room.key, by: inv.account))
+    }
+
+    func away(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!away <duration> | !away until <when>"
+        let room = try self.room(inv, &args, required: true)!
+        let typed = args.rest()
+        var words = typed
+        guard !words.isEmpty else { throw UsageError("For how long? Usage: \(usage), e.g. !away 3d or !away until fri") }
+        if words.lowercased().hasPrefix("until ") { words = String(words.dropFirst(6)) } else if !words.lowercased().hasPrefix("in ") { words = "in " + words }
+        guard case .date(let until)? = when(inv).parse(words, now: inv.now) else {
+            throw UsageError("Cannot read \"\(typed)\" as a time: try 3d, 2 weeks, until fri, until 2026-12-01")
+        }
+        return BotResult(events: try chores.away(until: until, in: room.key, by: inv.account))
+    }
+
+    func back(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let room = try self.room(inv, &args, required: true)!
+        return BotResult(events: try chores.back(in: room.key, by: inv.account))
     }
 
     func turnLine(_ c: Chore, _ inv: Invocation) -> String {

@@ -77,6 +77,20 @@ public struct EventText: Sendable {
         case EventType.turnDone:
             let covering = d["covered"].map { ", covering for \($0)" } ?? ""
             return "\(e.actor) did \(d["chore"] ?? "?")\(covering)" + (d["late"] != nil ? " (late)" : "")
+        case EventType.turnSwapAsked:
+            let chore = d["chore"] ?? "?"
+            return "\(e.actor) asks \(d["with"] ?? "?") to swap places for \(chore) — \(d["with"] ?? "?"): !accept \(chore) or !decline \(chore)"
+        case EventType.turnSwapped:
+            return "\(e.actor) and \(d["with"] ?? "?") swapped places for \(d["chore"] ?? "?"): " +
+                (d["rotation"] ?? "").split(separator: " ").joined(separator: " → ")
+        case EventType.turnSwapDeclined:
+            return "\(e.actor) declined to swap \(d["chore"] ?? "?") with \(d["with"] ?? "?")"
+        case EventType.choreEdited:
+            return "\(e.actor) changed \(d["chore"] ?? "?"): \(d["frequency"] ?? "") at \(d["at"] ?? "?")"
+        case EventType.memberAway:
+            return "\(e.actor) is away until \(dueText(d["until"]) ?? "?"): their turns pass to the next person"
+        case EventType.memberBack:
+            return "\(e.actor) is back and in the rotations again"
         case EventType.turnDue:
             return "Your turn: \(d["chore"] ?? "?") in \(e.room.map(roomName) ?? "?") is due now (\(dueText(d["due"]) ?? "?")). !done \(d["chore"] ?? "") when it is"
         case EventType.turnOverdue:
@@ -116,7 +130,7 @@ public struct EventText: Sendable {
         if let job = e.job { tags.append(("chorus/job", String(job))) }
         if let roomName { tags.append(("chorus/room", roomName)) }
         for key in ["status", "from", "to", "assignee", "previous", "task", "progress", "request", "state", "kind", "due", "url",
-                    "chore", "turn", "next", "covered", "list", "item"] {
+                    "chore", "turn", "next", "covered", "list", "item", "with", "until"] {
             if let v = e.data[key] { tags.append(("chorus/" + key, v)) }
         }
         return tags

@@ -103,6 +103,9 @@ public struct Chore: Equatable, Sendable {
     /// has been told it is overdue. Both reset when the turn moves on.
     public var lastReminder: Date?
     public var roomToldOverdue = false
+    /// A swap asked for and not yet answered: `from` offered their place to `to`.
+    public var swapFrom: String?
+    public var swapTo: String?
 
     public init(id: Int64 = 0, room: String, name: String, frequency: Frequency, hour: Int, minute: Int, rotation: [String],
                 current: Int = 0, turnSince: Date, due: Date, createdBy: String, createdAt: Date) {

@@ -35,9 +35,10 @@ public struct ChoreBoard: Sendable {
                      concerns: concerns.filter { Account.key($0) != Account.key(actor) })
     }
 
-    private func started(_ chore: Chore, _ actor: String) -> Event {
-        event(EventType.turnStarted, chore, actor, ["due": ISO8601DateFormatter().string(from: chore.due), "next": chore.nextUp],
-              concerns: [chore.whoseTurn])
+    private func started(_ chore: Chore, _ actor: String) throws -> Event {
+        let next = chore.rotation.isEmpty ? "nobody" : chore.rotation[try nextPresent(after: chore.current, in: chore)]
+        return event(EventType.turnStarted, chore, actor, ["due": ISO8601DateFormatter().string(from: chore.due), "next": next],
+                     concerns: [chore.whoseTurn])
     }
 
     // MARK: Chores
@@ -70,7 +71,7 @@ public struct ChoreBoard: Sendable {
         let added = event(EventType.choreAdded, chore, actor, ["frequency": chore.frequency.description,
                                                                 "at": String(format: "%02d:%02d", hour, minute),
                                                                 "rotation": rotation.joined(separator: " ")])
-        return try store.insertChore(chore, events: [added, started(chore, actor)])
+        return try store.insertChore(chore, events: [added, try started(chore, actor)])
     }
 
     public func chores(in room: String, by actor: String) throws -> [Chore] {
@@ -84,9 +85,9 @@ public struct ChoreBoard: Sendable {
     }
 
     /// Moves the turn to the next person and the due time one period on (past now, if it is late).
-    private func advance(_ chore: inout Chore) {
+    private func advance(_ chore: inout Chore) throws {
         let t = now()
-        chore.current = (chore.current + 1) % max(1, chore.rotation.count)
+        chore.current = try nextPresent(after: chore.current, in: chore)
         chore.turnSince = t
         var next = chore.frequency.step(from: chore.due, hour: chore.hour, minute: chore.minute, calendar: calendar)
         var guardSteps = 0
@@ -108,8 +109,8 @@ public struct ChoreBoard: Sendable {
         if Account.key(whose) != Account.key(actor) { data["covered"] = whose }
         if chore.due < now() { data["late"] = "yes" }
         let done = event(EventType.turnDone, chore, actor, data, concerns: [whose])
-        advance(&chore)
-        return (chore, try store.updateChore(chore, events: [done, started(chore, actor)]))
+        try advance(&chore)
+        return (chore, try store.updateChore(chore, events: [done, try started(chore, actor)]))
     }
 
     /// Passes the turn on without recording it as done.
@@ -123,8 +124,8 @@ public struct ChoreBoard: Sendable {
         var data: [String: String] = [:]
         if !reason.isEmpty { data["reason"] = reason }
         let skipped = event(EventType.turnSkipped, chore, actor, data, concerns: [whose])
-        advance(&chore)
-        return (chore, try store.updateChore(chore, events: [skipped, started(chore, actor)]))
+        try advance(&chore)
+        return (chore, try store.updateChore(chore, events: [skipped, try started(chore, actor)]))
     }
 
     public func reorder(_ name: String, rotation: [String], in room: String, by actor: String) throws -> (Chore, [Event]) {
@@ -139,7 +140,7 @@ public struct ChoreBoard: Sendable {
         chore.current = 0
         chore.turnSince = now()
         let e = event(EventType.choreOrder, chore, actor, ["rotation": rotation.joined(separator: " ")])
-        return (chore, try store.updateChore(chore, events: [e, started(chore, actor)]))
+        return (chore, try store.updateChore(chore, events: [e, try started(chore, actor)]))
     }
 
     public func remove(_ name: String, in room: String, by actor: String) throws -> Event {
@@ -167,6 +168,108 @@ public struct ChoreBoard: Sendable {
         return items.sorted { ($0.0, $0.1.name) < ($1.0, $1.1.name) }
     }
 
+    // MARK: Away, swaps, edits
+
+    private func isAway(_ account: String, _ room: String) throws -> Bool {
+        guard let until = try store.awayUntil(account, in: room) else { return false }
+        return until > now()
+    }
+
+    /// The index of the next person in the rotation after `index` who is not away (or simply the
+    /// next one, if everybody is away).
+    private func nextPresent(after index: Int, in chore: Chore) throws -> Int {
+        let n = max(1, chore.rotation.count)
+        for step in 1...n {
+            let i = (index + step) % n
+            if try !isAway(chore.rotation[i], chore.room) { return i }
+        }
+        return (index + 1) % n
+    }
+
+    /// Leaves the actor out of the room's rotations until `until`: turns that are theirs now pass on.
+    public func away(until: Date, in room: String, by actor: String) throws -> [Event] {
+        _ = try role(actor, room)
+        guard until > now() else { throw JobError.invalid("That time has already passed") }
+        var events = [Event(type: EventType.memberAway, room: room, job: nil, actor: actor,
+                            data: ["until": ISO8601DateFormatter().string(from: until)], at: now())]
+        events = try store.setAway(actor, in: room, until: until, events: events)
+        for var chore in try store.chores(in: room) where Account.key(chore.whoseTurn) == Account.key(actor) && chore.rotation.count > 1 {
+            chore.current = try nextPresent(after: chore.current, in: chore)
+            chore.turnSince = now()
+            chore.lastReminder = nil
+            chore.roomToldOverdue = false
+            events += try store.updateChore(chore, events: [try started(chore, actor)])
+        }
+        return events
+    }
+
+    public func back(in room: String, by actor: String) throws -> [Event] {
+        _ = try role(actor, room)
+        guard try store.awayUntil(actor, in: room) != nil else { throw JobError.invalid("You are not marked away in \(room)") }
+        return try store.setAway(actor, in: room, until: nil, events: [
+            Event(type: EventType.memberBack, room: room, job: nil, actor: actor, at: now()),
+        ])
+    }
+
+    /// Offers to swap places in a chore's rotation with `other`, who accepts or declines.
+    public func askSwap(_ name: String, with other: String, in room: String, by actor: String) throws -> Event {
+        _ = try role(actor, room)
+        var chore = try chore(name, room)
+        let inRotation = { (who: String) in chore.rotation.contains { Account.key($0) == Account.key(who) } }
+        guard inRotation(actor) else { throw JobError.notAllowed("You are not in the \(chore.name) rotation") }
+        guard inRotation(other), Account.key(other) != Account.key(actor) else {
+            throw JobError.invalid("\(other) is not someone else in the \(chore.name) rotation")
+        }
+        chore.swapFrom = actor
+        chore.swapTo = other
+        return try store.updateChore(chore, events: [event(EventType.turnSwapAsked, chore, actor, ["with": other], concerns: [other])])[0]
+    }
+
+    /// Answers the swap offered to the actor (in `name`, or the only one pending in the room).
+    public func answerSwap(_ name: String?, accept: Bool, in room: String, by actor: String) throws -> [Event] {
+        _ = try role(actor, room)
+        let pending = try store.chores(in: room).filter {
+            $0.swapTo.map { Account.key($0) == Account.key(actor) } == true && (name == nil || $0.key == Account.key(name!))
+        }
+        guard var chore = pending.first else { throw JobError.invalid("Nobody has asked you to swap\(name.map { " \($0)" } ?? "")") }
+        guard pending.count == 1 else { throw JobError.invalid("Several swaps wait for you: name the chore") }
+        let from = chore.swapFrom ?? ""
+        chore.swapFrom = nil
+        chore.swapTo = nil
+        guard accept else {
+            return try store.updateChore(chore, events: [event(EventType.turnSwapDeclined, chore, actor, ["with": from], concerns: [from])])
+        }
+        let whoseBefore = chore.whoseTurn
+        if let i = chore.rotation.firstIndex(where: { Account.key($0) == Account.key(from) }),
+           let j = chore.rotation.firstIndex(where: { Account.key($0) == Account.key(actor) }) {
+            chore.rotation.swapAt(i, j)
+        }
+        var events = [event(EventType.turnSwapped, chore, actor, ["with": from, "rotation": chore.rotation.joined(separator: " ")],
+                            concerns: [from])]
+        if chore.whoseTurn != whoseBefore {
+            chore.turnSince = now()
+            chore.lastReminder = nil
+            events.append(try started(chore, actor))
+        }
+        return try store.updateChore(chore, events: events)
+    }
+
+    /// Changes how often or at what time a chore comes round; the current turn keeps its person.
+    public func edit(_ name: String, frequency: Frequency?, hour: Int?, minute: Int?, in room: String, by actor: String) throws -> [Event] {
+        guard try role(actor, room) == .manager else { throw JobError.notAllowed("Only managers edit chores") }
+        var chore = try chore(name, room)
+        if let frequency { chore.frequency = frequency }
+        if let hour, let minute { chore.hour = hour; chore.minute = minute }
+        chore.due = chore.frequency.first(after: now(), hour: chore.hour, minute: chore.minute, calendar: calendar)
+        chore.lastReminder = nil
+        chore.roomToldOverdue = false
+        return try store.updateChore(chore, events: [
+            event(EventType.choreEdited, chore, actor, ["frequency": chore.frequency.description,
+                                                        "at": String(format: "%02d:%02d", chore.hour, chore.minute)]),
+            try started(chore, actor),
+        ])
+    }
+
     // MARK: Reminders
 
     /// When the next reminder falls due across all chores: a turn's due time, or the next overdue
@@ -188,6 +291,12 @@ public struct ChoreBoard: Sendable {
         var events: [Event] = []
         for var chore in try store.allChores() where reminderTime(chore, every: interval) <= t && !chore.rotation.isEmpty {
             let whose = chore.whoseTurn
+            if try isAway(whose, chore.room) {
+                // Away people get no reminders; look again after an interval.
+                chore.lastReminder = t
+                _ = try store.updateChore(chore, events: [])
+                continue
+            }
             let first = chore.lastReminder == nil
             var batch: [Event] = []
             let since = ISO8601DateFormatter().string(from: chore.due)

@@ -56,6 +56,9 @@ public protocol JobStore: Sendable {
 public protocol ChoreStore: Sendable {
     /// The room's remembered members (account names), in the order they joined.
     func members(of room: String) throws -> [String]
+    /// Until when a member is away from a room's rotations (nil: present).
+    func awayUntil(_ account: String, in room: String) throws -> Date?
+    func setAway(_ account: String, in room: String, until: Date?, events: [Event]) throws -> [Event]
     func chore(named name: String, in room: String) throws -> Chore?
     func chores(in room: String) throws -> [Chore]
     /// Every chore of every room (the reminder scheduler's view).

@@ -12,6 +12,21 @@ extension SQLiteStore: ChoreStore {
         }
     }
 
+    public func awayUntil(_ account: String, in room: String) throws -> Date? {
+        try db.read { db in
+            try Int64.fetchOne(db, sql: "SELECT away_until FROM memberships WHERE room = ? AND account = ?",
+                               arguments: [Account.key(room), Account.key(account)]).map(Millis.date)
+        }
+    }
+
+    public func setAway(_ account: String, in room: String, until: Date?, events: [Event]) throws -> [Event] {
+        try db.write { db in
+            try db.execute(sql: "UPDATE memberships SET away_until = ? WHERE room = ? AND account = ?",
+                           arguments: [until.map(Millis.from), Account.key(room), Account.key(account)])
+            return try events.map { try Self.insert($0, db) }
+        }
+    }
+
     public func chore(named name: String, in room: String) throws -> Chore? {
         try db.read { db in
             try Row.fetchOne(db, sql: "SELECT * FROM chores WHERE room = ? AND key = ?",
@@ -33,8 +48,8 @@ extension SQLiteStore: ChoreStore {
         try db.write { db in
             try db.execute(sql: """
                 INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
-                                    last_reminder, room_told_overdue)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    last_reminder, room_told_overdue, swap_from, swap_to)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: StatementArguments(Self.choreArguments(chore)))
             var saved = chore
             saved.id = db.lastInsertedRowID
@@ -46,7 +61,7 @@ extension SQLiteStore: ChoreStore {
         try db.write { db in
             try db.execute(sql: """
                 UPDATE chores SET room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?,
-                  turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ? WHERE id = ?
+                  turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ? WHERE id = ?
                 """, arguments: StatementArguments(Self.choreArguments(chore)) + [chore.id])
             guard db.changesCount == 1 else { throw StoreError.notFound("chore \(chore.name)") }
             return try events.map { try Self.insert($0, db) }
@@ -89,7 +104,7 @@ extension SQLiteStore: ChoreStore {
         let rotation = String(decoding: (try? JSONEncoder().encode(c.rotation)) ?? Data("[]".utf8), as: UTF8.self)
         return [Account.key(c.room), c.key, c.name, frequency, c.hour, c.minute, rotation, c.current,
                 Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt),
-                c.lastReminder.map(Millis.from), c.roomToldOverdue]
+                c.lastReminder.map(Millis.from), c.roomToldOverdue, c.swapFrom, c.swapTo]
     }
 
     private static func chore(_ row: Row) -> Chore {
@@ -100,6 +115,8 @@ extension SQLiteStore: ChoreStore {
                           createdBy: row["created_by"], createdAt: Millis.date(row["created_at"]))
         chore.lastReminder = (row["last_reminder"] as Int64?).map(Millis.date)
         chore.roomToldOverdue = row["room_told_overdue"]
+        chore.swapFrom = row["swap_from"]
+        chore.swapTo = row["swap_to"]
         return chore
     }
 

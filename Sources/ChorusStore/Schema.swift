@@ -165,6 +165,13 @@ enum Schema {
                 ALTER TABLE chores ADD COLUMN room_told_overdue BOOLEAN NOT NULL DEFAULT 0;
                 """)
         }
+        migrator.registerMigration("v6: away periods and turn swaps") { db in
+            try db.execute(sql: """
+                ALTER TABLE memberships ADD COLUMN away_until INTEGER;
+                ALTER TABLE chores ADD COLUMN swap_from TEXT;
+                ALTER TABLE chores ADD COLUMN swap_to TEXT;
+                """)
+        }
         return migrator
     }
 }

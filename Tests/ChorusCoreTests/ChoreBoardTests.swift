@@ -86,6 +86,35 @@ final class ChoreBoardTests: XCTestCase {
         XCTAssertNil(Frequency.parse("fortnight"))
     }
 
+    func testAwayMembersAreLeftOutUntilTheyReturn() throws {
+        _ = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ann", "ben", "cat"], in: "#flat", by: "ann")
+        let events = try board.away(until: clock.now.addingTimeInterval(2 * 86_400), in: "#flat", by: "ann")
+        XCTAssertEqual(events.map(\.type), [EventType.memberAway, EventType.turnStarted])
+        XCTAssertEqual(try store.chore(named: "dishes", in: "#flat")?.whoseTurn, "ben", "ann's current turn passed on")
+        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "ben").0.whoseTurn, "cat")
+        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "cat").0.whoseTurn, "ben", "ann is skipped while away")
+        clock.now = clock.now.addingTimeInterval(3 * 86_400)
+        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "ben").0.whoseTurn, "cat")
+        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "cat").0.whoseTurn, "ann", "back after the away time")
+        XCTAssertThrowsError(try board.back(in: "#flat", by: "ben"), "ben was never away")
+    }
+
+    func testSwapChangesTheOrderOnlyWhenAccepted() throws {
+        _ = try board.add(name: "bins", frequency: .weeks(1), hour: 8, minute: 0, from: nil, among: ["ann", "ben", "cat"], in: "#flat", by: "ann")
+        _ = try board.askSwap("bins", with: "cat", in: "#flat", by: "ann")
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.rotation, ["ann", "ben", "cat"], "nothing changes on asking")
+        XCTAssertThrowsError(try board.answerSwap(nil, accept: true, in: "#flat", by: "ben"), "ben was not asked")
+        let events = try board.answerSwap("bins", accept: true, in: "#flat", by: "cat")
+        XCTAssertEqual(events.map(\.type), [EventType.turnSwapped, EventType.turnStarted])
+        let chore = try store.chore(named: "bins", in: "#flat")!
+        XCTAssertEqual(chore.rotation, ["cat", "ben", "ann"])
+        XCTAssertEqual(chore.whoseTurn, "cat")
+        XCTAssertNil(chore.swapTo)
+        _ = try board.askSwap("bins", with: "ben", in: "#flat", by: "cat")
+        _ = try board.answerSwap(nil, accept: false, in: "#flat", by: "ben")
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.rotation, ["cat", "ben", "ann"], "declined: unchanged")
+    }
+
     func testAgendaOrderAndListRules() throws {
         _ = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ben", "cat"], in: "#flat", by: "ann")
         let agenda = try board.agenda(in: ["#flat"], days: 2)
