@@ -214,7 +214,7 @@ extension Bot {
                     throw UsageError("Cannot read \"\(value)\" as a day or range: try today, tomorrow, fri, 2026-12-01, week, overdue")
                 }
                 if isDue { filter.dueFrom = range.0; filter.dueTo = range.1 } else { filter.createdFrom = range.0; filter.createdTo = range.1 }
-            } else if lower.hasPrefix("page:"), let n = Int(lower.dropFirst(5)), n >= 1 {
+            } else if lower.hasPrefix("page:"), let n = Int(lower.dropFirst(5)), (1...100_000).contains(n) {
                 page = n
             } else {
                 words.append(word)
