@@ -8,7 +8,7 @@ final class BotTests: XCTestCase {
 
     override func setUpWithError() throws {
         server = try TestServer()
-        for nick in ["mona", "mel", "max"] {
+        for nick in ["mona", "mel", "max", "oz"] {
             try server.addAccount(nick, "\(nick)-password")
         }
     }
@@ -66,6 +66,22 @@ final class BotTests: XCTestCase {
         max.send("PRIVMSG #shop :!jobs")
         let list = try max.collect(until: { $0.params.last?.contains("[assigned]") == true })
         XCTAssertFalse(list.contains { $0.params.last?.contains("Secret") == true })
+    }
+
+    func testAnOutsiderCannotSeeOrTouchARoomsJobs() throws {
+        let mona = try login("mona"), oz = try login("oz")
+        try mona.join("#shop")
+        try oz.join("#elsewhere")
+        mona.send("PRIVMSG #shop :!job add Count the till")
+        try mona.expect(command: "NOTICE", "#shop")
+        for command in ["!show 1", "!comment 1 hello", "!done 1", "!activity 1", "!assign 1 oz", "!photo 1 https://x.example/a.png"] {
+            oz.send("PRIVMSG #elsewhere :\(command)")
+            let answer = try oz.expect(command: "NOTICE", "oz")
+            XCTAssertEqual(answer.params[1], "There is no job 1 that you can see", command)
+        }
+        oz.send("PRIVMSG Chorus :!jobs #shop")
+        try oz.expect(command: "NOTICE", "oz", "You are not a member of #shop")
+        XCTAssertFalse(mona.drain(for: 0.3).contains { $0.command == "NOTICE" && $0.params[0] == "#shop" }, "nothing happened in #shop")
     }
 
     func testPeopleAwayAreToldWhenTheyComeBack() throws {
