@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Runs the same chorus-bench scenarios against Chorus, ngIRCd and InspIRCd on this machine, one
+# server at a time, and prints one table with each figure and the ratio Chorus/other.
+# On demand only (not in CI): bash deploy/bench/compare.sh [idle-clients] [fanout-messages] [churn-cycles]
+# Every server listens on 127.0.0.1 only, with flood control and per-IP limits off.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CLIENTS=${1:-1000}
+MESSAGES=${2:-20000}
+CYCLES=${3:-3000}
+
+for pkg in ngircd inspircd; do
+  command -v "$pkg" >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngircd inspircd; break; }
+done
+swift build -c release >/dev/null
+BENCH=.build/release/chorus-bench
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+printf 'Welcome to the benchmark.\n' > "$work/motd"
+
+start_chorus() {
+  .build/release/chorusd serve --data "$work/chorus" --plain 127.0.0.1:16667 --tls off --no-limits >/dev/null 2>&1 &
+  echo "$! 16667"
+}
+
+start_ngircd() {
+  cat > "$work/ngircd.conf" <<CONF
+[Global]
+  Name = bench.ngircd
+  Info = bench
+  Listen = 127.0.0.1
+  Ports = 16668
+  MotdFile = $work/motd
+  PidFile = $work/ngircd.pid
+  ServerUID = root
+  ServerGID = root
+[Limits]
+  MaxConnections = 0
+  MaxConnectionsIP = 0
+  MaxJoins = 0
+  MaxListSize = 100
+  # 0 turns ngIRCd's command penalties (its flood control) off.
+  MaxPenaltyTime = 0
+  PingTimeout = 600
+  PongTimeout = 600
+[Options]
+  DNS = no
+  Ident = no
+  PAM = no
+CONF
+  ngircd -n -f "$work/ngircd.conf" >/dev/null 2>&1 &
+  echo "$! 16668"
+}
+
+start_inspircd() {
+  cat > "$work/inspircd.conf" <<CONF
+<server name="bench.inspircd" description="bench" network="Bench">
+<admin name="bench" nick="bench" email="bench@localhost">
+<bind address="127.0.0.1" port="16669" type="clients">
+<power diepass="" restartpass="">
+<connect name="main" allow="127.0.0.1" timeout="60" pingfreq="600" hardsendq="67108864" softsendq="8388608"
+         recvq="65536" threshold="0" commandrate="100000000" fakelag="off" localmax="1000000" globalmax="1000000"
+         maxconnwarn="off" useident="no" limit="1000000" resolvehostnames="no">
+<files motd="$work/motd">
+<pid file="$work/inspircd.pid">
+<performance netbuffersize="10240" somaxconn="1024" softlimit="100000" clonesonconnect="no" quietbursts="yes">
+<security hidesplits="no" announceinvites="dynamic">
+<limits maxchan="64" maxnick="30" maxtopic="307">
+<log method="file" type="* -USERINPUT -USEROUTPUT" level="none" target="$work/inspircd.log">
+CONF
+  inspircd --nofork --runasroot --config "$work/inspircd.conf" >/dev/null 2>&1 &
+  echo "$! 16669"
+}
+
+wait_port() {
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "server on port $1 did not start" >&2
+  return 1
+}
+
+figure() { grep -m1 "^$1" | sed -E 's/^[^0-9-]*([0-9.]+).*/\1/'; }
+
+declare -A RESULT
+for server in chorus ngircd inspircd; do
+  read -r pid port < <("start_$server")
+  wait_port "$port"
+  idle=$("$BENCH" idle --pid "$pid" --port "$port" --clients "$CLIENTS" 2>&1)
+  fan=$("$BENCH" fanout --pid "$pid" --port "$port" --members 100 --messages "$MESSAGES" 2>&1)
+  light=$("$BENCH" fanout --pid "$pid" --port "$port" --members 100 --messages 4000 --rate 20000 2>&1)
+  churn=$("$BENCH" churn --pid "$pid" --port "$port" --cycles "$CYCLES" 2>&1)
+  RESULT[$server,rss]=$(echo "$idle" | figure "server RSS per connection")
+  RESULT[$server,join]=$(echo "$idle" | figure "server CPU per connect")
+  RESULT[$server,fan]=$(echo "$fan" | figure "server CPU per 1M")
+  RESULT[$server,light]=$(echo "$light" | figure "server CPU per 1M")
+  RESULT[$server,p50]=$(echo "$light" | figure "latency p50")
+  RESULT[$server,p99]=$(echo "$light" | figure "latency p99")
+  RESULT[$server,churn]=$(echo "$churn" | figure "server CPU per cycle")
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+done
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+printf '\n%-46s %10s %10s %10s %12s %12s\n' "figure ($(nproc) cores, $(date -u +%F))" chorus ngircd inspircd "chorus/ngircd" "chorus/inspircd"
+row() {
+  printf '%-46s %10s %10s %10s %12s %12s\n' "$1" "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}" "${RESULT[inspircd,$2]}" \
+    "$(ratio "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}")" "$(ratio "${RESULT[chorus,$2]}" "${RESULT[inspircd,$2]}")"
+}
+row "RSS per idle connection, $CLIENTS (KiB)" rss
+row "CPU per connect+register+join (ms)" join
+row "CPU-s per 1M deliveries, saturated, M=100" fan
+row "CPU-s per 1M deliveries, 20k/s asked, M=100" light
+row "latency p50 at 20k/s asked (ms)" p50
+row "latency p99 at 20k/s asked (ms)" p99
+row "CPU per connect/register/join/quit (ms)" churn
