@@ -15,7 +15,8 @@ done
 swift build -c release >/dev/null
 BENCH=.build/release/chorus-bench
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 printf 'Welcome to the benchmark.\n' > "$work/motd"
 
 start_chorus() {
@@ -59,11 +60,13 @@ start_inspircd() {
 <bind address="127.0.0.1" port="16669" type="clients">
 <power diepass="" restartpass="">
 <connect name="main" allow="127.0.0.1" timeout="60" pingfreq="600" hardsendq="67108864" softsendq="8388608"
-         recvq="65536" threshold="0" commandrate="100000000" fakelag="off" localmax="1000000" globalmax="1000000"
+         recvq="65536" threshold="100000000" commandrate="100000000" fakelag="no" localmax="1000000" globalmax="1000000"
          maxconnwarn="off" useident="no" limit="1000000" resolvehostnames="no">
 <files motd="$work/motd">
 <pid file="$work/inspircd.pid">
-<performance netbuffersize="10240" somaxconn="1024" softlimit="100000" clonesonconnect="no" quietbursts="yes">
+<performance netbuffersize="10240" somaxconn="1024" softlimit="100000" clonesonconnect="no" quietbursts="yes" nouserdns="yes">
+<dns server="127.0.0.1" timeout="1">
+<channels users="100" opers="100">
 <security hidesplits="no" announceinvites="dynamic">
 <limits maxchan="64" maxnick="30" maxtopic="307">
 <log method="file" type="* -USERINPUT -USEROUTPUT" level="none" target="$work/inspircd.log">
@@ -81,16 +84,24 @@ wait_port() {
   return 1
 }
 
-figure() { grep -m1 "^$1" | sed -E 's/^[^0-9-]*([0-9.]+).*/\1/'; }
+figure() { (grep -m1 "^$1" || echo "x  -") | sed -E 's/^.*[[:space:]]{2,}([0-9.]+|-).*$/\1/'; }
 
 declare -A RESULT
+declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669)
 for server in chorus ngircd inspircd; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$server]}") 2>/dev/null; then
+    echo "port ${PORT[$server]} is taken before $server started: stop what listens there" >&2
+    exit 1
+  fi
   read -r pid port < <("start_$server")
+  pids+=("$pid")
   wait_port "$port"
-  idle=$("$BENCH" idle --pid "$pid" --port "$port" --clients "$CLIENTS" 2>&1)
-  fan=$("$BENCH" fanout --pid "$pid" --port "$port" --members 100 --messages "$MESSAGES" 2>&1)
-  light=$("$BENCH" fanout --pid "$pid" --port "$port" --members 100 --messages 4000 --rate 20000 2>&1)
-  churn=$("$BENCH" churn --pid "$pid" --port "$port" --cycles "$CYCLES" 2>&1)
+  echo "measuring $server (pid $pid, port $port)" >&2
+  # A scenario that fails leaves its figures empty ("-" in the table) rather than stopping the run.
+  idle=$("$BENCH" idle --pid "$pid" --port "$port" --timeout 90 --clients "$CLIENTS" 2>&1) || echo "$server idle: $idle" >&2
+  fan=$("$BENCH" fanout --pid "$pid" --port "$port" --timeout 90 --members 100 --messages "$MESSAGES" 2>&1) || echo "$server fanout: $fan" >&2
+  light=$("$BENCH" fanout --pid "$pid" --port "$port" --timeout 90 --members 100 --messages 4000 --rate 20000 2>&1) || echo "$server light: $light" >&2
+  churn=$("$BENCH" churn --pid "$pid" --port "$port" --timeout 90 --cycles "$CYCLES" 2>&1) || echo "$server churn: $churn" >&2
   RESULT[$server,rss]=$(echo "$idle" | figure "server RSS per connection")
   RESULT[$server,join]=$(echo "$idle" | figure "server CPU per connect")
   RESULT[$server,fan]=$(echo "$fan" | figure "server CPU per 1M")
