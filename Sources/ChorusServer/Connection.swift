@@ -85,6 +85,8 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // A failed TLS handshake or a reset: nothing to tell the client, the connection is over.
+        server.logger.debug("connection error", metadata: ["peer": "\(context.channel.remoteAddress.map { "\($0)" } ?? "?")",
+                                                           "error": "\(error)"])
         context.close(promise: nil)
     }
 }
