@@ -33,3 +33,8 @@ public protocol Store: Sendable {
     /// The conversations among `conversations` with a line between two times, and the time of their latest line.
     func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)]
 }
+
+/// Group commit: the server runs a burst of commands in one transaction, replying after its commit.
+public protocol TransactionBatching: Sendable {
+    func inOneTransaction(_ body: () throws -> Void) throws
+}

@@ -44,6 +44,16 @@ public final class IRCServer: @unchecked Sendable {
     var accountKeys: Set<String> = []
     var unregisteredCount = 0
 
+    /// Bot commands waiting for the database writer, and whether a batch of them is running.
+    var pendingCommands: [PendingCommand] = []
+    var commandBatchRunning = false
+
+    struct PendingCommand {
+        let text: String
+        let invocation: Invocation
+        let reply: Reply
+    }
+
     private var dirty: [Client] = []
     private var flushScheduled = false
     private var pendingHistory: [HistoryEntry] = []

@@ -4,9 +4,13 @@ import GRDB
 
 /// The SQLite store: one file in WAL mode, one writer, concurrent readers (GRDB's `DatabasePool`).
 /// An in-memory store (`SQLiteStore.inMemory()`) runs the same schema for fast tests.
-public final class SQLiteStore: Store, @unchecked Sendable {
+public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable {
     // `DatabaseWriter` is thread-safe; the class holds nothing else that mutates.
-    let db: any DatabaseWriter
+    let pool: any DatabaseWriter
+
+    /// Every read and write goes through here: inside `inOneTransaction` they use that
+    /// transaction's connection (so later commands see earlier ones' writes), elsewhere the pool.
+    var db: Access { Access(pool: pool) }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
@@ -14,13 +18,49 @@ public final class SQLiteStore: Store, @unchecked Sendable {
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")  // WAL + NORMAL: durable across process crashes
         }
-        db = try DatabasePool(path: path, configuration: config)
-        try Schema.migrator.migrate(db)
+        pool = try DatabasePool(path: path, configuration: config)
+        try Schema.migrator.migrate(pool)
     }
 
     private init(queue: DatabaseQueue) throws {
-        db = queue
-        try Schema.migrator.migrate(db)
+        pool = queue
+        try Schema.migrator.migrate(pool)
+    }
+
+    /// Runs `body` as one transaction (group commit): a burst of commands shares one commit. Each
+    /// write inside runs in its own savepoint, so a write that fails takes back only itself.
+    public func inOneTransaction(_ body: () throws -> Void) throws {
+        try pool.write { db in
+            Access.current = db
+            defer { Access.current = nil }
+            try body()
+        }
+    }
+
+    struct Access {
+        let pool: any DatabaseWriter
+        private static let key = "chorus.store.transaction"
+
+        /// The connection of the batch running on this thread, if any.
+        static var current: Database? {
+            get { Thread.current.threadDictionary[key] as? Database }
+            set { Thread.current.threadDictionary[key] = newValue }
+        }
+
+        func read<T>(_ body: (Database) throws -> T) throws -> T {
+            if let db = Access.current { return try body(db) }
+            return try pool.read(body)
+        }
+
+        func write<T>(_ body: (Database) throws -> T) throws -> T {
+            guard let db = Access.current else { return try pool.write(body) }
+            var result: T?
+            try db.inSavepoint {
+                result = try body(db)
+                return .commit
+            }
+            return result!
+        }
     }
 
     public static func inMemory() throws -> SQLiteStore {

@@ -103,4 +103,24 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(targets.map(\.conversation), ["#c", "#other"])
         XCTAssertEqual(HistoryEntry.conversation(between: "Bob", and: "alice"), HistoryEntry.conversation(between: "alice", and: "bob"))
     }
+
+    func testGroupCommitSeesItsOwnWritesAndFailsWhole() throws {
+        let store = try SQLiteStore(path: path)
+        let t = Date()
+        try store.inOneTransaction {
+            _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))
+            XCTAssertNotNil(try store.account(named: "ann"), "a later command in the batch sees an earlier one's write")
+            // A write that fails takes back only itself.
+            XCTAssertThrowsError(try store.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: t)))
+            _ = try store.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))
+        }
+        XCTAssertEqual(try store.allAccounts().map(\.name), ["ann", "ben"])
+
+        struct Stop: Error {}
+        XCTAssertThrowsError(try store.inOneTransaction {
+            _ = try store.insertAccount(Account(name: "cat", passwordHash: "x", createdAt: t))
+            throw Stop()
+        })
+        XCTAssertNil(try store.account(named: "cat"), "a batch that fails commits nothing")
+    }
 }

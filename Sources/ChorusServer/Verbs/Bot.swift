@@ -29,16 +29,39 @@ extension IRCServer {
         let invocation = Invocation(account: account.name, nick: client.nick,
                                     room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
-        let bot = self.bot
         reply.suspend()
-        readAfterWrites { _ in bot.run(text, invocation) }.whenComplete { result in
-            switch result {
-            case .success(let outcome): self.deliver(outcome, reply: reply)
-            case .failure(let error):
-                self.logger.error("command failed: \(error)")
-                reply.send(Message(source: self.serviceSource, "NOTICE", [client.nick, "Sorry, that did not work. Nothing was changed."]))
+        pendingCommands.append(PendingCommand(text: text, invocation: invocation, reply: reply))
+        startCommandBatch()
+    }
+
+    /// Group commit: the commands waiting when the writer is free run in one transaction, and
+    /// their replies and events go out only after it has committed.
+    private func startCommandBatch() {
+        guard !commandBatchRunning, !pendingCommands.isEmpty else { return }
+        commandBatchRunning = true
+        let batch = pendingCommands
+        pendingCommands.removeAll()
+        let bot = self.bot
+        readAfterWrites { store -> [BotResult] in
+            var results: [BotResult] = []
+            do {
+                try store.inOneTransaction {
+                    for command in batch { results.append(bot.run(command.text, command.invocation)) }
+                }
+            } catch {
+                // Nothing of the batch was committed: say so rather than what would have happened.
+                self.logger.error("command batch failed: \(error)")
+                results = batch.map { _ in BotResult(replies: ["Sorry, that did not work. Nothing was changed."]) }
             }
-            reply.finish()
+            return results
+        }.whenComplete { outcome in
+            self.commandBatchRunning = false
+            let results = (try? outcome.get()) ?? batch.map { _ in BotResult(replies: ["Sorry, that did not work. Nothing was changed."]) }
+            for (command, result) in zip(batch, results) {
+                self.deliver(result, reply: command.reply)
+                command.reply.finish()
+            }
+            self.startCommandBatch()
         }
     }
 
