@@ -47,10 +47,6 @@ extension Bot {
         guard !title.isEmpty else { throw UsageError("A job needs a title. Usage: \(Self.addUsage)") }
         let change = try board.add(title: title, description: description, assignee: assignee, due: due,
                                    in: room?.key, by: inv.account)
-        if room == nil {
-            // Personal jobs have no room to hear the event: tell the owner directly.
-            return BotResult(replies: [text(inv).line(change.events[0])])
-        }
         return announce(change)
     }
 
@@ -73,14 +69,6 @@ extension Bot {
         let id = try args.id(usage: status == .cancelled ? "!cancel <id> [reason]" : "!\(verb) <id>")
         let reason = args.rest()
         let change = try board.move(id, to: status, reason: reason, by: inv.account)
-        return personalOrAnnounce(change, inv)
-    }
-
-    /// Changes to personal jobs are told to their owner; room jobs are announced.
-    func personalOrAnnounce(_ change: JobBoard.Change, _ inv: Invocation) -> BotResult {
-        if change.job?.room == nil {
-            return BotResult(replies: change.events.map { text(inv).line($0) })
-        }
         return announce(change)
     }
 
@@ -107,7 +95,7 @@ extension Bot {
         default:
             throw UsageError("You can edit title, due or description. Usage: \(usage)")
         }
-        return personalOrAnnounce(change, inv)
+        return announce(change)
     }
 
     func task(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
@@ -117,12 +105,12 @@ extension Bot {
             let id = try args.id(usage: usage)
             let text = args.rest()
             guard !text.isEmpty else { throw UsageError("Say what the task is. Usage: \(usage)") }
-            return personalOrAnnounce(try board.addTask(id, text: text, by: inv.account), inv)
+            return announce(try board.addTask(id, text: text, by: inv.account))
         case "done", "tick":
             let id = try args.id(usage: usage)
             let word = try args.word("task number", usage: usage)
             guard let n = Int(word) else { throw UsageError("\"\(word)\" is not a task number. Usage: \(usage)") }
-            return personalOrAnnounce(try board.completeTask(id, number: n, by: inv.account), inv)
+            return announce(try board.completeTask(id, number: n, by: inv.account))
         default:
             throw UsageError("Usage: \(usage)")
         }
@@ -252,7 +240,7 @@ extension Bot {
         let usage = "!photo <id> <url> [caption]"
         let id = try args.id(usage: usage)
         let url = try args.word("link", usage: usage)
-        return personalOrAnnounce(try board.addPhoto(id, url: url, caption: args.rest(), by: inv.account), inv)
+        return announce(try board.addPhoto(id, url: url, caption: args.rest(), by: inv.account))
     }
 
     func mine(_ inv: Invocation, _ args: inout Args) throws -> BotResult {

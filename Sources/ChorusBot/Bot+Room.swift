@@ -19,11 +19,27 @@ extension Bot {
     }
 
     func decide(_ inv: Invocation, _ args: inout Args, approve: Bool) throws -> BotResult {
-        let usage = approve ? "!approve <request> [note]" : "!deny <request> [note]"
+        let usage = approve ? "!approve <request> [@nick] [note]" : "!deny <request> [note]"
         let word = try args.word("request number", usage: usage)
         guard let id = Int64(word) else { throw UsageError("\"\(word)\" is not a request number. Usage: \(usage)") }
-        let (_, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
-        return BotResult(events: [event])
+        var successor: String?
+        if approve, let next = args.peek, next.hasPrefix("@") {
+            _ = args.next()
+            successor = try account(next, inv)
+        }
+        let (request, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
+        var result = BotResult(events: [event])
+        guard approve, request.kind == .reassign, let jobID = request.job else {
+            if successor != nil { throw UsageError("@nick names who takes over a job; request \(id) is not a reassignment") }
+            return result
+        }
+        // Granting a reassignment releases the asker: the job goes to the named member, or back to
+        // unassigned for anyone to take. If it has moved on since the request, it is left alone.
+        if let job = try board.store.job(jobID), job.status.isOpen, job.isAssigned(to: request.by) {
+            let change = try successor.map { try board.assign(jobID, to: $0, by: inv.account) } ?? board.unassign(jobID, by: inv.account)
+            result.events += change.events
+        }
+        return result
     }
 
     func requests(_ inv: Invocation, _ args: inout Args) throws -> BotResult {

@@ -21,6 +21,12 @@ public struct Bot: Sendable {
     }
 
     public func run(_ text: String, _ invocation: Invocation) -> BotResult {
+        var result = interpret(text, invocation)
+        if result.timeZone == nil { result.timeZone = invocation.timeZone }
+        return result
+    }
+
+    private func interpret(_ text: String, _ invocation: Invocation) -> BotResult {
         var inv = invocation
         // Times are read and shown in the asker's own time zone when they set one (!tz).
         if let id = try? board.store.timeZone(of: inv.account), let zone = TimeZone(identifier: id) { inv.timeZone = zone }
@@ -39,13 +45,15 @@ public struct Bot: Sendable {
                     throw JobError.notAllowed("!\(command.name) is for the room's managers")
                 }
             }
-            return try command.run(self, inv, &args)
+            var result = try command.run(self, inv, &args)
+            result.timeZone = inv.timeZone
+            return result
         } catch let error as UsageError {
-            return BotResult(replies: [error.description])
+            return .refusal(error.description)
         } catch let error as JobError {
-            return BotResult(replies: [error.description])
+            return .refusal(error.description)
         } catch {
-            return BotResult(replies: ["Sorry, that did not work (\(error)). Nothing was changed."])
+            return .refusal("Sorry, that did not work (\(error)). Nothing was changed.")
         }
     }
 

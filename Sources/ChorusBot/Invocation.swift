@@ -46,13 +46,24 @@ public struct BotResult: Sendable {
     }
 
     public var replies: [String] = []
+    /// Room events go to the room; an event without a room (a personal job's) goes to its actor.
     public var events: [Event] = []
     public var effects: [Effect] = []
+    /// The asker's time zone: the lines the asker gets show times in it.
+    public var timeZone: TimeZone?
+    /// True when the command was refused: whatever it wrote before failing is to be taken back.
+    public var refused = false
 
     public init(replies: [String] = [], events: [Event] = [], effects: [Effect] = []) {
         self.replies = replies
         self.events = events
         self.effects = effects
+    }
+
+    static func refusal(_ text: String) -> BotResult {
+        var result = BotResult(replies: [text])
+        result.refused = true
+        return result
     }
 }
 

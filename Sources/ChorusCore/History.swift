@@ -16,9 +16,12 @@ public struct HistoryEntry: Equatable, Sendable {
     public var text: String
     /// Client-only tags (`+draft/reply=…`) as sent, serialized `key=value;…`, or empty.
     public var clientTags: String
+    /// nil: every member may read the line. Otherwise the account keys that may, besides the room's
+    /// managers (an event of a room whose visibility is `own`).
+    public var audience: [String]?
 
     public init(conversation: String, msgid: String, time: Date, command: String, source: String,
-                account: String?, target: String, text: String, clientTags: String = "") {
+                account: String?, target: String, text: String, clientTags: String = "", audience: [String]? = nil) {
         self.conversation = conversation
         self.msgid = msgid
         self.time = time
@@ -28,6 +31,7 @@ public struct HistoryEntry: Equatable, Sendable {
         self.target = target
         self.text = text
         self.clientTags = clientTags
+        self.audience = audience
     }
 
     /// The key of the private conversation between two accounts, the same from either side.
@@ -35,6 +39,14 @@ public struct HistoryEntry: Equatable, Sendable {
         let (x, y) = (Account.key(a), Account.key(b))
         return x <= y ? "@\(x) \(y)" : "@\(y) \(x)"
     }
+}
+
+/// Who reads a room's history: lines meant for some members only are left out for the others.
+public enum HistoryReader: Equatable, Sendable {
+    /// A manager of the room, or a private conversation: every line.
+    case everything
+    /// A member's account key, or nil for a guest without an account.
+    case member(String?)
 }
 
 /// A page of history, in the shapes IRCv3 `draft/chathistory` asks for.

@@ -28,13 +28,21 @@ public protocol Store: Sendable {
 
     // History
     func appendHistory(_ entries: [HistoryEntry]) throws
-    /// Entries of one conversation in time order (oldest first).
-    func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry]
+    /// Entries of one conversation in time order (oldest first), as `reader` may see them.
+    func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry]
     /// The conversations among `conversations` with a line between two times, and the time of their latest line.
     func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)]
+}
+
+extension Store {
+    public func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry] {
+        try history(of: conversation, query, reader: .everything)
+    }
 }
 
 /// Group commit: the server runs a burst of commands in one transaction, replying after its commit.
 public protocol TransactionBatching: Sendable {
     func inOneTransaction(_ body: () throws -> Void) throws
+    /// One step of such a batch, all or nothing: returning false takes back what it wrote.
+    func attempt(_ body: () -> Bool) throws
 }

@@ -38,6 +38,13 @@ final class LiveRoom {
         return !room.modes.moderated || !s.isEmpty
     }
 
+    /// How `client` reads this room's history: managers every line, others the lines meant for them.
+    func historyReader(for client: Client) -> HistoryReader {
+        let account = client.account?.key
+        if isOp(client) || account.map({ memberships[$0]?.role == .manager }) == true { return .everything }
+        return .member(account)
+    }
+
     func add(_ client: Client, status s: Status) {
         if status[ObjectIdentifier(client)] == nil { members.append(client) }
         status[ObjectIdentifier(client)] = s

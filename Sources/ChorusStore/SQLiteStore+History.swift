@@ -8,18 +8,28 @@ extension SQLiteStore {
         // One transaction for the whole batch: the server groups lines that arrive together.
         try db.write { db in
             let statement = try db.cachedStatement(sql: """
-                INSERT INTO history (conversation, msgid, time, command, source, account, target, text, client_tags)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO history (conversation, msgid, time, command, source, account, target, text, client_tags, audience)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for e in entries {
                 try statement.execute(arguments: [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source,
-                                                  e.account, e.target, e.text, e.clientTags])
+                                                  e.account, e.target, e.text, e.clientTags, e.audience.map(Self.audienceColumn)])
             }
         }
     }
 
-    public func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry] {
-        try db.read { db in
+    public func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry] {
+        // Lines with an audience are read by it and the managers only; a guest reads the lines for everyone.
+        let visible: String
+        var visibleArgs: [any DatabaseValueConvertible] = []
+        switch reader {
+        case .everything: visible = ""
+        case .member(nil): visible = "AND audience IS NULL"
+        case .member(let key?):
+            visible = "AND (audience IS NULL OR instr(audience, ?) > 0)"
+            visibleArgs = [" \(key) "]
+        }
+        return try db.read { db in
             // A bound becomes a position (time, id); a time bound sits between ids, so it uses id 0 or max.
             func position(_ bound: HistoryQuery.Bound, after: Bool) throws -> (Int64, Int64)? {
                 switch bound {
@@ -34,9 +44,9 @@ extension SQLiteStore {
             func fetch(_ condition: String, _ args: [any DatabaseValueConvertible], descending: Bool, limit: Int) throws -> [HistoryEntry] {
                 let order = descending ? "DESC" : "ASC"
                 let rows = try Row.fetchAll(db, sql: """
-                    SELECT * FROM history WHERE conversation = ? \(condition)
+                    SELECT * FROM history WHERE conversation = ? \(visible) \(condition)
                     ORDER BY time \(order), id \(order) LIMIT ?
-                    """, arguments: StatementArguments([conversation] + args + [max(0, limit)]))
+                    """, arguments: StatementArguments([conversation] + visibleArgs + args + [max(0, limit)]))
                 let entries = rows.map(Self.entry)
                 return descending ? entries.reversed() : entries
             }
@@ -88,6 +98,12 @@ extension SQLiteStore {
     static func entry(_ row: Row) -> HistoryEntry {
         HistoryEntry(conversation: row["conversation"], msgid: row["msgid"], time: Millis.date(row["time"]),
                      command: row["command"], source: row["source"], account: row["account"],
-                     target: row["target"], text: row["text"], clientTags: row["client_tags"])
+                     target: row["target"], text: row["text"], clientTags: row["client_tags"],
+                     audience: (row["audience"] as String?).map { $0.split(separator: " ").map(String.init) })
+    }
+
+    /// ` alice bob `: spaces on both ends, so `instr` finds a whole key and never a part of one.
+    static func audienceColumn(_ keys: [String]) -> String {
+        " " + keys.map(Account.key).joined(separator: " ") + " "
     }
 }

@@ -37,6 +37,13 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         }
     }
 
+    /// Runs one command of a batch in a savepoint of its own: when it returns false (the command was
+    /// refused), what it wrote is taken back and the rest of the batch goes on.
+    public func attempt(_ body: () -> Bool) throws {
+        guard let db = Access.current else { _ = body(); return }
+        try db.inSavepoint { body() ? .commit : .rollback }
+    }
+
     struct Access {
         let pool: any DatabaseWriter
         private static let key = "chorus.store.transaction"

@@ -172,6 +172,9 @@ enum Schema {
                 ALTER TABLE chores ADD COLUMN swap_to TEXT;
                 """)
         }
+        migrator.registerMigration("v7: history lines for some members only") { db in
+            try db.execute(sql: "ALTER TABLE history ADD COLUMN audience TEXT")
+        }
         return migrator
     }
 }

@@ -66,6 +66,65 @@ final class BotTests: XCTestCase {
         max.send("PRIVMSG #shop :!jobs")
         let list = try max.collect(until: { $0.params.last?.contains("[assigned]") == true })
         XCTAssertFalse(list.contains { $0.params.last?.contains("Secret") == true })
+
+        // The events are in the room's history, and history keeps the same rule: mel pages back her
+        // job's event and not max's, the manager sees both.
+        func eventsInHistory(_ nick: String) throws -> [String] {
+            // A second session of the account, under another nick.
+            let c = try server.connect()
+            try c.register(nick + "_", caps: ["draft/chathistory", "batch", "server-time", "message-tags"],
+                           sasl: (nick, "\(nick)-password"))
+            c.send("CHATHISTORY LATEST #shop * 50")
+            let page = try c.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+            return page.filter { $0.command == "NOTICE" }.compactMap { $0.tag("chorus/job") }
+        }
+        XCTAssertEqual(try eventsInHistory("mel"), ["1"])
+        XCTAssertEqual(try eventsInHistory("max"), ["2"])
+        XCTAssertEqual(try eventsInHistory("mona"), ["1", "2"])
+        // A client without chathistory gets the same filtered lines replayed when it joins.
+        mel.send("PART #shop")
+        try mel.expect(command: "PART", "#shop")
+        mel.send("JOIN #shop")
+        try mel.expect(command: "366")
+        let replay = mel.drain(for: 0.5).filter { $0.command == "NOTICE" }.map { $0.params[1] }
+        XCTAssertTrue(replay.contains { $0.contains("Secret") }, "replay: \(replay)")
+        XCTAssertFalse(replay.contains { $0.contains("Public") }, "replay: \(replay)")
+    }
+
+    func testApprovingAReassignmentHandsTheJobOnAndARefusalChangesNothing() throws {
+        let mona = try login("mona"), mel = try login("mel"), max = try login("max", caps: ["message-tags"])
+        try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")
+        mona.send("PRIVMSG #shop :!job add Count the till @mel")
+        try mel.expect(command: "NOTICE", "#shop")
+        mel.send("PRIVMSG #shop :!ask reassign 1 I leave early")
+        try mona.expect("request") { $0.params.last?.contains("request 1") == true }
+        mel.send("PRIVMSG #shop :!ask work")
+        try mona.expect("request") { $0.params.last?.contains("request 2") == true }
+        // Approving request 2 (not a reassignment) with @max is refused as a whole: the request stays open.
+        mona.send("PRIVMSG #shop :!approve 2 @max")
+        try mona.expect(command: "NOTICE", "mona", "@nick names who takes over a job; request 2 is not a reassignment")
+        mona.send("PRIVMSG #shop :!requests")
+        let open = try mona.collect(until: { $0.params.last?.contains("more work") == true })
+        XCTAssertTrue(open.contains { $0.params.last?.contains("2. mel asks for more work") == true })
+
+        mona.send("PRIVMSG #shop :!approve 1 @max")
+        let handed = try max.expect("assignment") { $0.tag("chorus/event") == "job.assigned" }
+        XCTAssertEqual(handed.tag("chorus/assignee"), "max")
+        XCTAssertEqual(handed.tag("chorus/previous"), "mel")
+    }
+
+    func testPersonalJobsAnswerWithTheEventAndItsTags() throws {
+        let mona = try login("mona", caps: ["message-tags"])
+        mona.send("PRIVMSG Chorus :!job add Renew passport due 2026-12-01")
+        let created = try mona.expect(command: "NOTICE", "mona")
+        XCTAssertEqual(created.tag("chorus/event"), "job.created")
+        XCTAssertNil(created.tag("chorus/room"))
+        let id = try XCTUnwrap(created.tag("chorus/job"))
+        XCTAssertTrue(created.params[1].contains("Renew passport"), created.params[1])
+        mona.send("PRIVMSG Chorus :!done \(id)")
+        let done = try mona.expect(command: "NOTICE", "mona")
+        XCTAssertEqual(done.tag("chorus/event"), "job.status")
+        XCTAssertEqual(done.tag("chorus/to"), "completed")
     }
 
     func testAnOutsiderCannotSeeOrTouchARoomsJobs() throws {

@@ -46,7 +46,14 @@ extension IRCServer {
             var results: [BotResult] = []
             do {
                 try store.inOneTransaction {
-                    for command in batch { results.append(bot.run(command.text, command.invocation)) }
+                    for command in batch {
+                        // A refused command takes back what it wrote; the others of the batch stand.
+                        try store.attempt {
+                            let result = bot.run(command.text, command.invocation)
+                            results.append(result)
+                            return !result.refused
+                        }
+                    }
                 }
             } catch {
                 // Nothing of the batch was committed: say so rather than what would have happened.
@@ -69,7 +76,7 @@ extension IRCServer {
         for line in outcome.replies {
             reply.send(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]))
         }
-        for event in outcome.events { announce(event, reply: reply) }
+        for event in outcome.events { announce(event, reply: reply, askerZone: outcome.timeZone) }
         if outcome.events.contains(where: { $0.type.hasPrefix("chore.") || $0.type.hasPrefix("turn.") }) { scheduleReminders() }
         for effect in outcome.effects {
             switch effect {
@@ -79,15 +86,18 @@ extension IRCServer {
         }
     }
 
-    private func eventText() -> EventText {
+    private func eventText(in zone: TimeZone? = nil) -> EventText {
         let names = rooms.mapValues(\.name)
-        return EventText(when: When(timeZone: config.timeZone), now: now(), roomName: { names[$0] ?? $0 })
+        return EventText(when: When(timeZone: zone ?? config.timeZone), now: now(), roomName: { names[$0] ?? $0 })
     }
 
     /// Sends an event to the room members who may see it, stores it in the room's history, and tells
-    /// the people it concerns directly (queued for them if they are offline).
-    func announce(_ event: Event, reply: Reply?) {
+    /// the people it concerns directly (queued for them if they are offline). An event without a room
+    /// (a personal job's) is told to its actor, with the same tags, so a bot learns the job's id.
+    func announce(_ event: Event, reply: Reply?, askerZone: TimeZone? = nil) {
         let text = eventText().line(event)
+        // The asker reads times in their own zone; the room in the server's.
+        let askerText = askerZone.map { eventText(in: $0).line(event) } ?? text
         let t = now()
         let msgid = ids.next(at: t)
         let room = event.room.flatMap { rooms[$0] }
@@ -104,16 +114,16 @@ extension IRCServer {
             for member in room.members {
                 if let key = member.account?.key, audience?.contains(key) ?? true || room.isOp(member) { reached.insert(key) }
             }
-            if event.audience == nil {
-                record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: "NOTICE", source: serviceSource,
-                                    account: config.serviceNick, target: room.name, text: text,
-                                    clientTags: Self.serializeTags(tags)))
-            }
+            record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: "NOTICE", source: serviceSource,
+                                account: config.serviceNick, target: room.name, text: text,
+                                clientTags: Self.serializeTags(tags), audience: event.audience.map { $0.map(Account.key) }))
         }
-        for name in Set(event.concerns.map(Account.key)) where !reached.contains(name) {
+        let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
+        for name in Set(told.map(Account.key)) where !reached.contains(name) {
             if let clients = sessions[name], !clients.isEmpty {
                 for client in clients {
-                    let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, text]), time: t,
+                    let line = client === reply?.client ? askerText : text
+                    let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, line]), time: t,
                                           msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags)
                     if let reply, client === reply.client { reply.add(direct) } else { send(direct, to: client) }
                 }

@@ -121,8 +121,8 @@ extension IRCServer {
     /// The last lines of a room for a client that cannot ask for them (no `draft/chathistory`).
     private func replayHistory(_ room: LiveRoom, to client: Client) {
         guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory) else { return }
-        let key = room.key, limit = config.historyReplayLines
-        readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit)) }.whenSuccess { entries in
+        let key = room.key, limit = config.historyReplayLines, reader = room.historyReader(for: client)
+        readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit), reader: reader) }.whenSuccess { entries in
             guard !entries.isEmpty, !client.closing, room.contains(client) else { return }
             let stamp = !client.caps.contains(.serverTime)
             let lines = entries.map { e -> Outgoing in

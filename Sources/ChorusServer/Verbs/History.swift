@@ -68,12 +68,14 @@ extension IRCServer {
         }
 
         let conversation: String
+        var reader = HistoryReader.everything
         if Names.isChannel(target) {
             let key = Names.fold(target)
             guard let room = rooms[key], room.contains(client) || client.account.map({ room.memberships[$0.key] != nil }) == true else {
                 return reply.fail("INVALID_TARGET", context: [sub, target], "You are not a member of \(target)")
             }
             conversation = key
+            reader = room.historyReader(for: client)
         } else {
             guard let account = client.account else {
                 return reply.fail("INVALID_TARGET", context: [sub, target], "Private history is kept for logged-in accounts only")
@@ -82,7 +84,7 @@ extension IRCServer {
             conversation = HistoryEntry.conversation(between: account.name, and: other)
         }
         reply.suspend()
-        readAfterWrites { try $0.history(of: conversation, query) }.whenComplete { result in
+        readAfterWrites { try $0.history(of: conversation, query, reader: reader) }.whenComplete { result in
             switch result {
             case .success(let entries):
                 reply.batch("chathistory", [target]) {
