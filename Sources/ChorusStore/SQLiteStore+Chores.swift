@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteStore: ChoreStore {
     public func members(of room: String) throws -> [String] {
         try db.read { db in
-            try String.fetchAll(db, sql: """
+            try String.fetchAll(cached: db, sql: """
                 SELECT accounts.name FROM memberships JOIN accounts ON accounts.key = memberships.account
                 WHERE memberships.room = ? ORDER BY memberships.seq
                 """, arguments: [Account.key(room)])
@@ -14,14 +14,14 @@ extension SQLiteStore: ChoreStore {
 
     public func awayUntil(_ account: String, in room: String) throws -> Date? {
         try db.read { db in
-            try Int64.fetchOne(db, sql: "SELECT away_until FROM memberships WHERE room = ? AND account = ?",
+            try Int64.fetchOne(cached: db, sql: "SELECT away_until FROM memberships WHERE room = ? AND account = ?",
                                arguments: [Account.key(room), Account.key(account)]).map(Millis.date)
         }
     }
 
     public func setAway(_ account: String, in room: String, until: Date?, events: [Event]) throws -> [Event] {
         try db.write { db in
-            try db.execute(sql: "UPDATE memberships SET away_until = ? WHERE room = ? AND account = ?",
+            try db.run(sql: "UPDATE memberships SET away_until = ? WHERE room = ? AND account = ?",
                            arguments: [until.map(Millis.from), Account.key(room), Account.key(account)])
             return try events.map { try Self.insert($0, db) }
         }
@@ -29,24 +29,24 @@ extension SQLiteStore: ChoreStore {
 
     public func chore(named name: String, in room: String) throws -> Chore? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM chores WHERE room = ? AND key = ?",
+            try Row.fetchOne(cached: db, sql: "SELECT * FROM chores WHERE room = ? AND key = ?",
                              arguments: [Account.key(room), Account.key(name)]).map(Self.chore)
         }
     }
 
     public func chores(in room: String) throws -> [Chore] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM chores WHERE room = ? ORDER BY due, key", arguments: [Account.key(room)]).map(Self.chore)
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM chores WHERE room = ? ORDER BY due, key", arguments: [Account.key(room)]).map(Self.chore)
         }
     }
 
     public func allChores() throws -> [Chore] {
-        try db.read { db in try Row.fetchAll(db, sql: "SELECT * FROM chores ORDER BY due").map(Self.chore) }
+        try db.read { db in try Row.fetchAll(cached: db, sql: "SELECT * FROM chores ORDER BY due").map(Self.chore) }
     }
 
     public func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event]) {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
                                     last_reminder, room_told_overdue, swap_from, swap_to)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -59,7 +59,7 @@ extension SQLiteStore: ChoreStore {
 
     public func updateChore(_ chore: Chore, events: [Event]) throws -> [Event] {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 UPDATE chores SET room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?,
                   turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ? WHERE id = ?
                 """, arguments: StatementArguments(Self.choreArguments(chore)) + [chore.id])
@@ -70,28 +70,28 @@ extension SQLiteStore: ChoreStore {
 
     public func deleteChore(_ chore: Chore, event: Event) throws -> Event {
         try db.write { db in
-            try db.execute(sql: "DELETE FROM chores WHERE id = ?", arguments: [chore.id])
+            try db.run(sql: "DELETE FROM chores WHERE id = ?", arguments: [chore.id])
             return try Self.insert(event, db)
         }
     }
 
     public func list(named name: String, in room: String) throws -> SharedList? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM lists WHERE room = ? AND key = ?",
+            try Row.fetchOne(cached: db, sql: "SELECT * FROM lists WHERE room = ? AND key = ?",
                              arguments: [Account.key(room), Account.key(name)]).map(Self.list)
         }
     }
 
     public func lists(in room: String) throws -> [SharedList] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM lists WHERE room = ? ORDER BY key", arguments: [Account.key(room)]).map(Self.list)
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM lists WHERE room = ? ORDER BY key", arguments: [Account.key(room)]).map(Self.list)
         }
     }
 
     public func saveList(_ list: SharedList, events: [Event]) throws -> [Event] {
         try db.write { db in
             let items = String(decoding: try JSONEncoder().encode(list.items), as: UTF8.self)
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO lists (room, key, name, items) VALUES (?, ?, ?, ?)
                 ON CONFLICT(room, key) DO UPDATE SET items = excluded.items
                 """, arguments: [Account.key(list.room), Account.key(list.name), list.name, items])

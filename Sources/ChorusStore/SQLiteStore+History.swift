@@ -36,14 +36,15 @@ extension SQLiteStore {
                 case .time(let date):
                     return (Millis.from(date), after ? Int64.max : 0)
                 case .msgid(let id):
-                    guard let row = try Row.fetchOne(db, sql: "SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
+                    guard let row = try Row.fetchOne(cached: db, sql: "SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
                                                      arguments: [id, conversation]) else { return nil }
                     return (row[0], row[1])
                 }
             }
             func fetch(_ condition: String, _ args: [any DatabaseValueConvertible], descending: Bool, limit: Int) throws -> [HistoryEntry] {
                 let order = descending ? "DESC" : "ASC"
-                let rows = try Row.fetchAll(db, sql: """
+                // A few dozen shapes at most (reader × bound × order), so they are cached too.
+                let rows = try Row.fetchAll(cached: db, sql: """
                     SELECT * FROM history WHERE conversation = ? \(visible) \(condition)
                     ORDER BY time \(order), id \(order) LIMIT ?
                     """, arguments: StatementArguments([conversation] + visibleArgs + args + [max(0, limit)]))
@@ -86,6 +87,7 @@ extension SQLiteStore {
         let (lo, hi) = from <= to ? (from, to) : (to, from)
         return try db.read { db in
             let marks = Array(repeating: "?", count: conversations.count).joined(separator: ",")
+            // Not cached: the number of marks varies with the asker's conversations.
             let rows = try Row.fetchAll(db, sql: """
                 SELECT conversation, MAX(time) AS latest, target FROM history
                 WHERE conversation IN (\(marks)) AND time > ? AND time < ?

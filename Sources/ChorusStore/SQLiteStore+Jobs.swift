@@ -5,7 +5,7 @@ import GRDB
 extension SQLiteStore: JobStore {
     public func role(of account: String, in room: String) throws -> Role? {
         try db.read { db in
-            try String.fetchOne(db, sql: "SELECT role FROM memberships WHERE room = ? AND account = ?",
+            try String.fetchOne(cached: db, sql: "SELECT role FROM memberships WHERE room = ? AND account = ?",
                                 arguments: [Account.key(room), Account.key(account)]).flatMap(Role.init)
         }
     }
@@ -13,7 +13,7 @@ extension SQLiteStore: JobStore {
     public func roomSettings(_ room: String) throws -> RoomSettings {
         try db.read { db in
             var settings = RoomSettings()
-            if let row = try Row.fetchOne(db, sql: "SELECT * FROM room_settings WHERE room = ?", arguments: [Account.key(room)]) {
+            if let row = try Row.fetchOne(cached: db, sql: "SELECT * FROM room_settings WHERE room = ?", arguments: [Account.key(room)]) {
                 settings.visibility = RoomSettings.Visibility(rawValue: row["visibility"]) ?? .all
                 settings.creators = RoomSettings.Creators(rawValue: row["creators"]) ?? .everyone
                 settings.echoCommands = row["echo_commands"]
@@ -24,7 +24,7 @@ extension SQLiteStore: JobStore {
 
     public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO room_settings (room, visibility, creators, echo_commands) VALUES (?, ?, ?, ?)
                 ON CONFLICT(room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
                   echo_commands = excluded.echo_commands
@@ -34,12 +34,12 @@ extension SQLiteStore: JobStore {
     }
 
     public func job(_ id: Int64) throws -> Job? {
-        try db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM jobs WHERE id = ?", arguments: [id]).map(Self.job) }
+        try db.read { db in try Row.fetchOne(cached: db, sql: "SELECT * FROM jobs WHERE id = ?", arguments: [id]).map(Self.job) }
     }
 
     public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
                                   created_at, updated_at, tasks, photos)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -54,7 +54,7 @@ extension SQLiteStore: JobStore {
 
     public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 UPDATE jobs SET room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
                   assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ? WHERE id = ?
                 """, arguments: StatementArguments(Self.jobArguments(job)) + [job.id])
@@ -78,7 +78,7 @@ extension SQLiteStore: JobStore {
 
     public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
         try db.write { db in
-            try db.execute(sql: "INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?)",
+            try db.run(sql: "INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?)",
                            arguments: [comment.job, comment.author, comment.text, Millis.from(comment.at)])
             var saved = comment
             saved.id = db.lastInsertedRowID
@@ -88,7 +88,7 @@ extension SQLiteStore: JobStore {
 
     public func comments(of job: Int64, limit: Int) throws -> [Comment] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM comments WHERE job = ? ORDER BY id DESC LIMIT ?", arguments: [job, limit]).map {
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM comments WHERE job = ? ORDER BY id DESC LIMIT ?", arguments: [job, limit]).map {
                 Comment(id: $0["id"], job: $0["job"], author: $0["author"], text: $0["text"], at: Millis.date($0["at"]))
             }
         }
@@ -96,13 +96,13 @@ extension SQLiteStore: JobStore {
 
     public func events(of job: Int64, limit: Int) throws -> [Event] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM events WHERE job = ? ORDER BY id DESC LIMIT ?", arguments: [job, limit]).map(Self.event)
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM events WHERE job = ? ORDER BY id DESC LIMIT ?", arguments: [job, limit]).map(Self.event)
         }
     }
 
     public func insertRequest(_ request: JobRequest, event: Event) throws -> (JobRequest, Event) {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO requests (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [request.room, request.kind.rawValue, request.job, request.by, request.reason,
                                  request.state.rawValue, request.decidedBy, Millis.from(request.at)])
@@ -115,12 +115,12 @@ extension SQLiteStore: JobStore {
     }
 
     public func request(_ id: Int64) throws -> JobRequest? {
-        try db.read { db in try Row.fetchOne(db, sql: "SELECT * FROM requests WHERE id = ?", arguments: [id]).map(Self.request) }
+        try db.read { db in try Row.fetchOne(cached: db, sql: "SELECT * FROM requests WHERE id = ?", arguments: [id]).map(Self.request) }
     }
 
     public func updateRequest(_ request: JobRequest, event: Event) throws -> Event {
         try db.write { db in
-            try db.execute(sql: "UPDATE requests SET state = ?, decided_by = ? WHERE id = ?",
+            try db.run(sql: "UPDATE requests SET state = ?, decided_by = ? WHERE id = ?",
                            arguments: [request.state.rawValue, request.decidedBy, request.id])
             return try Self.insert(event, db)
         }
@@ -128,20 +128,20 @@ extension SQLiteStore: JobStore {
 
     public func openRequests(in room: String) throws -> [JobRequest] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM requests WHERE room = ? AND state = 'open' ORDER BY id",
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM requests WHERE room = ? AND state = 'open' ORDER BY id",
                              arguments: [Account.key(room)]).map(Self.request)
         }
     }
 
     public func timeZone(of account: String) throws -> String? {
         try db.read { db in
-            try String.fetchOne(db, sql: "SELECT time_zone FROM account_settings WHERE account = ?", arguments: [Account.key(account)])
+            try String.fetchOne(cached: db, sql: "SELECT time_zone FROM account_settings WHERE account = ?", arguments: [Account.key(account)])
         }
     }
 
     public func setTimeZone(_ identifier: String?, of account: String) throws {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO account_settings (account, time_zone) VALUES (?, ?)
                 ON CONFLICT(account) DO UPDATE SET time_zone = excluded.time_zone
                 """, arguments: [Account.key(account), identifier])
@@ -150,18 +150,18 @@ extension SQLiteStore: JobStore {
 
     public func queueEvent(_ eventID: Int64, for account: String) throws {
         try db.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO queued_events (account, event) VALUES (?, ?)",
+            try db.run(sql: "INSERT OR IGNORE INTO queued_events (account, event) VALUES (?, ?)",
                            arguments: [Account.key(account), eventID])
         }
     }
 
     public func takeQueuedEvents(for account: String) throws -> [Event] {
         try db.write { db in
-            let rows = try Row.fetchAll(db, sql: """
+            let rows = try Row.fetchAll(cached: db, sql: """
                 SELECT events.* FROM queued_events JOIN events ON events.id = queued_events.event
                 WHERE queued_events.account = ? ORDER BY events.id
                 """, arguments: [Account.key(account)])
-            try db.execute(sql: "DELETE FROM queued_events WHERE account = ?", arguments: [Account.key(account)])
+            try db.run(sql: "DELETE FROM queued_events WHERE account = ?", arguments: [Account.key(account)])
             return rows.map(Self.event)
         }
     }
@@ -200,7 +200,7 @@ extension SQLiteStore: JobStore {
     }
 
     static func insert(_ event: Event, _ db: Database) throws -> Event {
-        try db.execute(sql: """
+        try db.run(sql: """
             INSERT INTO events (type, room, job, actor, data, at, concerns, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [event.type, event.room, event.job, event.actor, json(event.data), Millis.from(event.at),
                              json(event.concerns), event.audience.map { json($0) }])

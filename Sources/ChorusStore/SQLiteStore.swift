@@ -78,10 +78,10 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     public func insertAccount(_ account: Account) throws -> Account {
         try db.write { db in
-            if try Row.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE key = ?", arguments: [account.key]) != nil {
+            if try Row.fetchOne(cached: db, sql: "SELECT 1 FROM accounts WHERE key = ?", arguments: [account.key]) != nil {
                 throw StoreError.duplicate(account.name)
             }
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO accounts (key, name, email, first_name, last_name, password_hash, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 """, arguments: [account.key, account.name, account.email, account.firstName, account.lastName,
@@ -94,13 +94,13 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     public func account(named name: String) throws -> Account? {
         try db.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM accounts WHERE key = ?", arguments: [Account.key(name)]).map(Self.account)
+            try Row.fetchOne(cached: db, sql: "SELECT * FROM accounts WHERE key = ?", arguments: [Account.key(name)]).map(Self.account)
         }
     }
 
     public func updateAccount(_ account: Account) throws {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 UPDATE accounts SET name = ?, email = ?, first_name = ?, last_name = ?, password_hash = ? WHERE key = ?
                 """, arguments: [account.name, account.email, account.firstName, account.lastName,
                                  account.passwordHash, account.key])
@@ -110,17 +110,17 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     public func deleteAccount(named name: String) throws -> Bool {
         try db.write { db in
-            try db.execute(sql: "DELETE FROM accounts WHERE key = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM accounts WHERE key = ?", arguments: [Account.key(name)])
             return db.changesCount > 0
         }
     }
 
     public func allAccounts() throws -> [Account] {
-        try db.read { db in try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
+        try db.read { db in try Row.fetchAll(cached: db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
     }
 
     public func accountKeys() throws -> [String] {
-        try db.read { db in try String.fetchAll(db, sql: "SELECT key FROM accounts") }
+        try db.read { db in try String.fetchAll(cached: db, sql: "SELECT key FROM accounts") }
     }
 
     private static func account(_ row: Row) -> Account {
@@ -133,7 +133,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     public func allRooms() throws -> [Room] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM rooms ORDER BY created_at, key").map { row in
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM rooms ORDER BY created_at, key").map { row in
                 var modes = RoomModes()
                 modes.inviteOnly = row["invite_only"]
                 modes.topicLocked = row["topic_locked"]
@@ -153,7 +153,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     public func saveRoom(_ room: Room) throws {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO rooms (key, name, topic, topic_set_by, topic_set_at, invite_only, topic_locked,
                                    no_external, secret, moderated, channel_key, user_limit, bans, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -173,28 +173,28 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     public func deleteRoom(named name: String) throws {
         try db.write { db in
             // Memberships, jobs, requests and settings go with the room (ON DELETE CASCADE).
-            try db.execute(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
-            try db.execute(sql: "DELETE FROM history WHERE conversation = ?", arguments: [Account.key(name)])
-            try db.execute(sql: "DELETE FROM events WHERE room = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM history WHERE conversation = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM events WHERE room = ?", arguments: [Account.key(name)])
         }
     }
 
     public func allMemberships() throws -> [Membership] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM memberships ORDER BY seq").map(Self.membership)
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM memberships ORDER BY seq").map(Self.membership)
         }
     }
 
     public func memberships(ofAccount account: String) throws -> [Membership] {
         try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM memberships WHERE account = ? ORDER BY seq",
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM memberships WHERE account = ? ORDER BY seq",
                              arguments: [Account.key(account)]).map(Self.membership)
         }
     }
 
     public func saveMembership(_ m: Membership) throws {
         try db.write { db in
-            try db.execute(sql: """
+            try db.run(sql: """
                 INSERT INTO memberships (room, account, role, voiced, since) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(room, account) DO UPDATE SET role = excluded.role, voiced = excluded.voiced
                 """, arguments: [m.room, m.account, m.role.rawValue, m.voiced, Millis.from(m.since)])
@@ -203,7 +203,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     public func deleteMembership(room: String, account: String) throws {
         try db.write { db in
-            try db.execute(sql: "DELETE FROM memberships WHERE room = ? AND account = ?", arguments: [room, account])
+            try db.run(sql: "DELETE FROM memberships WHERE room = ? AND account = ?", arguments: [room, account])
         }
     }
 
