@@ -179,10 +179,44 @@ extension SQLiteStore: JobStore {
         try? decoder.decode(type, from: Data(text.utf8))
     }
 
+    /// Lists are mostly empty (a job's tasks and photos): skip the decoder for those.
+    private static func decodeList<T: Decodable>(_ type: [T].Type, _ text: String) -> [T] {
+        text == "[]" ? [] : decode(type, text) ?? []
+    }
+
+    // An event's fields are flat strings, written here by hand: JSONEncoder cost more than the INSERT.
+    static func json(_ list: [String]) -> String {
+        "[" + list.map(quoted).joined(separator: ",") + "]"
+    }
+
+    static func json(_ object: [String: String]) -> String {
+        "{" + object.sorted { $0.key < $1.key }.map { quoted($0.key) + ":" + quoted($0.value) }.joined(separator: ",") + "}"
+    }
+
+    /// A JSON string (RFC 8259): quote, backslash and control characters escaped.
+    static func quoted(_ text: String) -> String {
+        var out = "\""
+        out.reserveCapacity(text.utf8.count + 2)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
     private static func jobArguments(_ job: Job) -> [(any DatabaseValueConvertible)?] {
         [job.room, job.title, job.description, job.status.rawValue, job.creator, Account.key(job.creator),
          job.assignee, job.assignee.map(Account.key), job.due.map(Millis.from), Millis.from(job.createdAt),
-         Millis.from(job.updatedAt), json(job.tasks), json(job.photos)]
+         Millis.from(job.updatedAt), job.tasks.isEmpty ? "[]" : json(job.tasks), job.photos.isEmpty ? "[]" : json(job.photos)]
     }
 
     private static func job(_ row: Row) -> Job {
@@ -190,7 +224,7 @@ extension SQLiteStore: JobStore {
             status: Job.Status(rawValue: row["status"]) ?? .created, creator: row["creator"], assignee: row["assignee"],
             due: (row["due"] as Int64?).map(Millis.date), createdAt: Millis.date(row["created_at"]),
             updatedAt: Millis.date(row["updated_at"]),
-            tasks: decode([Job.Task].self, row["tasks"]) ?? [], photos: decode([Job.Photo].self, row["photos"]) ?? [])
+            tasks: decodeList([Job.Task].self, row["tasks"]), photos: decodeList([Job.Photo].self, row["photos"]))
     }
 
     private static func request(_ row: Row) -> JobRequest {
@@ -212,7 +246,7 @@ extension SQLiteStore: JobStore {
     private static func event(_ row: Row) -> Event {
         Event(id: row["id"], type: row["type"], room: row["room"], job: row["job"], actor: row["actor"],
               data: decode([String: String].self, row["data"]) ?? [:], at: Millis.date(row["at"]),
-              concerns: decode([String].self, row["concerns"]) ?? [],
+              concerns: decodeList([String].self, row["concerns"]),
               audience: (row["audience"] as String?).flatMap { decode([String].self, $0) })
     }
 

@@ -28,7 +28,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     }
 
     /// Runs `body` as one transaction (group commit): a burst of commands shares one commit. Each
-    /// write inside runs in its own savepoint, so a write that fails takes back only itself.
+    /// command inside runs in its own savepoint (`attempt`), so one that fails takes back only itself.
     public func inOneTransaction(_ body: () throws -> Void) throws {
         try pool.write { db in
             Access.current = db
@@ -41,7 +41,10 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     /// refused), what it wrote is taken back and the rest of the batch goes on.
     public func attempt(_ body: () -> Bool) throws {
         guard let db = Access.current else { _ = body(); return }
-        try db.inSavepoint { body() ? .commit : .rollback }
+        // Cached statements rather than GRDB's inSavepoint, which compiles its SQL each time.
+        try db.run(sql: "SAVEPOINT command")
+        if !body() { try db.run(sql: "ROLLBACK TO SAVEPOINT command") }
+        try db.run(sql: "RELEASE SAVEPOINT command")
     }
 
     struct Access {
@@ -59,14 +62,11 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             return try pool.read(body)
         }
 
+        /// Inside a batch a write joins the command's savepoint: a command that fails halfway is
+        /// refused, and `attempt` takes back all of it.
         func write<T>(_ body: (Database) throws -> T) throws -> T {
             guard let db = Access.current else { return try pool.write(body) }
-            var result: T?
-            try db.inSavepoint {
-                result = try body(db)
-                return .commit
-            }
-            return result!
+            return try body(db)
         }
     }
 

@@ -108,11 +108,14 @@ final class StoreTests: XCTestCase {
         let store = try SQLiteStore(path: path)
         let t = Date()
         try store.inOneTransaction {
-            _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))
+            try store.attempt { (try? store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))) != nil }
             XCTAssertNotNil(try store.account(named: "ann"), "a later command in the batch sees an earlier one's write")
-            // A write that fails takes back only itself.
-            XCTAssertThrowsError(try store.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: t)))
-            _ = try store.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))
+            // A refused step is taken back whole, even the writes it made before failing; the others stand.
+            try store.attempt {
+                _ = try? store.insertAccount(Account(name: "dan", passwordHash: "y", createdAt: t))
+                return (try? store.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: t))) != nil
+            }
+            try store.attempt { (try? store.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))) != nil }
         }
         XCTAssertEqual(try store.allAccounts().map(\.name), ["ann", "ben"])
 
@@ -122,5 +125,27 @@ final class StoreTests: XCTestCase {
             throw Stop()
         })
         XCTAssertNil(try store.account(named: "cat"), "a batch that fails commits nothing")
+    }
+
+    /// Event fields are written as JSON by hand: whatever a user typed must come back unchanged.
+    func testEventFieldsSurviveAnyText() throws {
+        let store = try SQLiteStore(path: path)
+        let t = Date(timeIntervalSince1970: 1_790_000_000)
+        let (job, _) = try store.insertJob(Job(room: nil, title: "t", creator: "ann", createdAt: t),
+                                           event: Event(type: "job.created", room: nil, job: nil, actor: "ann", at: t))
+        let texts = ["plain", "quote \" and backslash \\ and slash /", "tab\tnew\nline\rbell\u{07}nul\u{0}",
+                     "émoji 🧽 and ‮ bidi", "{\"looks\":\"like json\"}", ""]
+        for (i, text) in texts.enumerated() {
+            let event = Event(type: "job.comment", room: nil, job: job.id, actor: "ann", data: ["text": text, "n\"\(i)": "\\"],
+                              at: t, concerns: ["b\"ob", text], audience: [text])
+            _ = try store.insertComment(Comment(job: job.id, author: "ann", text: text, at: t), event: event)
+        }
+        let stored = try store.events(of: job.id, limit: 100).filter { $0.type == "job.comment" }.reversed()
+        XCTAssertEqual(stored.map { $0.data["text"] }, texts)
+        for (i, (event, text)) in zip(stored, texts).enumerated() {
+            XCTAssertEqual(event.data["n\"\(i)"], "\\")
+            XCTAssertEqual(event.concerns, ["b\"ob", text])
+            XCTAssertEqual(event.audience, [text])
+        }
     }
 }
