@@ -14,7 +14,7 @@ extension Bot {
         var description = ""
         if let sep = line.range(of: " -- ") ?? (line.hasPrefix("-- ") ? line.range(of: "-- ") : nil) {
             head = String(line[..<sep.lowerBound])
-            description = String(line[sep.upperBound...]).trimmingCharacters(in: .whitespaces)
+            description = line[sep.upperBound...].trimmed
         }
         var titleWords: [String] = []
         var assignee: String?

@@ -331,7 +331,7 @@ public struct ChoreBoard: Sendable {
 
     public func addItems(_ texts: [String], to name: String, in room: String, by actor: String) throws -> [Event] {
         var list = try self.list(name, in: room, by: actor)
-        let texts = texts.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let texts = texts.map(\.trimmed).filter { !$0.isEmpty }
         guard !texts.isEmpty else { throw JobError.invalid("Say what to add: !list \(name) add milk, eggs") }
         guard list.items.count + texts.count <= 200 else { throw JobError.invalid("A list holds at most 200 items") }
         list.items += texts.map { SharedList.Item(text: $0, by: actor) }

@@ -114,7 +114,7 @@ public struct JobBoard: Sendable {
 
     public func add(title: String, description: String = "", assignee: String? = nil, due: Date? = nil,
                     tasks: [String] = [], in room: String?, by actor: String) throws -> Change {
-        let title = title.trimmingCharacters(in: .whitespaces)
+        let title = title.trimmed
         guard !title.isEmpty else { throw JobError.invalid("A job needs a title") }
         guard title.count <= 200 else { throw JobError.invalid("A title is at most 200 characters") }
         if let room {
@@ -241,7 +241,7 @@ public struct JobBoard: Sendable {
     public func addTask(_ id: Int64, text: String, by actor: String) throws -> Change {
         var (job, role) = try access(id, by: actor)
         try requireWorker(role, job, actor, "add tasks to")
-        let text = text.trimmingCharacters(in: .whitespaces)
+        let text = text.trimmed
         guard !text.isEmpty else { throw JobError.invalid("A task needs some text") }
         guard job.tasks.count < 50 else { throw JobError.invalid("A job has at most 50 tasks") }
         job.tasks.append(Job.Task(text: text))
@@ -264,7 +264,7 @@ public struct JobBoard: Sendable {
 
     public func comment(_ id: Int64, text: String, by actor: String) throws -> (Comment, Event) {
         let (job, _) = try access(id, by: actor)
-        let text = text.trimmingCharacters(in: .whitespaces)
+        let text = text.trimmed
         guard !text.isEmpty else { throw JobError.invalid("A comment needs some text") }
         let t = now()
         var concerns = [job.creator] + (job.assignee.map { [$0] } ?? [])
