@@ -8,6 +8,7 @@ import Synchronization
 public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable {
     // `DatabaseWriter` is thread-safe; the class holds nothing else that mutates.
     let pool: any DatabaseWriter
+    private let checkpointer: Checkpointer?
 
     /// Every read and write goes through here: inside `inOneTransaction` they use that
     /// transaction's connection (so later commands see earlier ones' writes), elsewhere the pool.
@@ -29,16 +30,27 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date.
     public init(path: String) throws {
         var config = Configuration()
+        // Wait for a lock rather than fail at once: the checkpointer and a second process
+        // (`chorusd account add` while the server runs) share the file.
+        config.busyMode = .timeout(5)
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")  // WAL + NORMAL: durable across process crashes
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")  // the Checkpointer's job, off the writer
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
+        checkpointer = try Checkpointer(path: path)
     }
 
     private init(queue: DatabaseQueue) throws {
         pool = queue
+        checkpointer = nil
         try Schema.migrator.migrate(pool)
+    }
+
+    /// Stops the background checkpoints and folds the log back into the database file.
+    public func close() {
+        checkpointer?.finish()
     }
 
     /// Runs `body` as one transaction (group commit): a burst of commands shares one commit. Each

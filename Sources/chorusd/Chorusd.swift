@@ -100,6 +100,7 @@ struct Serve: ParsableCommand {
         stop.wait()
         logger.info("shutting down")
         server.shutdown()
+        store.close()
         _ = sources
     }
 }

@@ -148,4 +148,21 @@ final class StoreTests: XCTestCase {
             XCTAssertEqual(event.audience, [text])
         }
     }
+
+    /// Checkpoints run off the writer, in the background; closing folds the whole log back into the
+    /// database file, and nothing is lost.
+    func testCloseFoldsTheLogIntoTheDatabase() throws {
+        let store = try SQLiteStore(path: path)
+        let t = Date()
+        try store.appendHistory((0..<3000).map {
+            HistoryEntry(conversation: "#c", msgid: "m\($0)", time: t, command: "PRIVMSG", source: "a!a@h",
+                         account: nil, target: "#c", text: String(repeating: "x", count: 200))
+        })
+        let wal = path + "-wal"
+        let logged = try XCTUnwrap(FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int)
+        XCTAssertGreaterThan(logged, 600_000, "the commit left its pages in the log")
+        store.close()
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int, 0)
+        XCTAssertEqual(try SQLiteStore(path: path).history(of: "#c", .latest(after: nil, limit: 5000)).count, 3000)
+    }
 }
