@@ -1,56 +1,75 @@
+import ChorusIRC
 import NIOCore
 
 /// Splits the byte stream into lines at LF (a CR before it is dropped). A line longer than the limit
 /// is reported once as `.tooLong` and skipped, so the framer never holds more than one line's limit.
-struct LineFramer: ByteToMessageDecoder {
-    typealias InboundOut = Client.Inbound
+///
+/// A plain value the connection handler owns, rather than a `ByteToMessageHandler` of its own in
+/// the pipeline: one handler and context less per connection (idle memory is per connection).
+struct LineFramer {
     let maxLineLength: Int
     private var discarding = false
+    /// The start of a line whose end has not arrived yet: a small copy, never the read buffer.
+    private var partial: ByteBuffer?
 
     init(maxLineLength: Int) {
         self.maxLineLength = maxLineLength
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        let view = buffer.readableBytesView
-        guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
-            if buffer.readableBytes > maxLineLength {
-                if !discarding {
-                    discarding = true
-                    context.fireChannelRead(wrapInboundOut(.tooLong))
-                }
-                buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-            }
-            return .needMoreData
+    /// Feeds bytes as they are read; `emit` gets each complete line (or `.tooLong`), in order.
+    mutating func feed(_ bytes: ByteBuffer, allocator: ByteBufferAllocator, _ emit: (Client.Inbound) -> Void) {
+        var buffer = bytes
+        if var kept = partial {
+            kept.writeImmutableBuffer(bytes)
+            buffer = kept
+            partial = nil
         }
-        var length = newline - view.startIndex
-        if discarding || length > maxLineLength {
-            buffer.moveReaderIndex(forwardBy: length + 1)
-            if !discarding { context.fireChannelRead(wrapInboundOut(.tooLong)) }
-            discarding = false
-            return .continue
+        while let line = next(&buffer) { emit(line) }
+        if buffer.readableBytes > 0 {
+            var copy = allocator.buffer(capacity: buffer.readableBytes)
+            copy.writeBuffer(&buffer)
+            partial = copy
         }
-        if length > 0 && view[newline - 1] == UInt8(ascii: "\r") { length -= 1 }
-        // Invalid UTF-8 becomes U+FFFD rather than an error: one bad byte should not cost a line.
-        let text = String(decoding: view[view.startIndex..<(view.startIndex + length)], as: UTF8.self)
-        buffer.moveReaderIndex(forwardBy: newline - view.startIndex + 1)
-        context.fireChannelRead(wrapInboundOut(.line(text)))
-        return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
-        while try decode(context: context, buffer: &buffer) == .continue {}
-        return .needMoreData
+    private mutating func next(_ buffer: inout ByteBuffer) -> Client.Inbound? {
+        while true {
+            let view = buffer.readableBytesView
+            guard let newline = view.firstIndex(of: UInt8(ascii: "\n")) else {
+                if buffer.readableBytes > maxLineLength {
+                    buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+                    if !discarding {
+                        discarding = true
+                        return .tooLong
+                    }
+                }
+                return nil
+            }
+            var length = newline - view.startIndex
+            if discarding || length > maxLineLength {
+                buffer.moveReaderIndex(forwardBy: length + 1)
+                let report = !discarding
+                discarding = false
+                if report { return .tooLong }
+                continue
+            }
+            if length > 0 && view[newline - 1] == UInt8(ascii: "\r") { length -= 1 }
+            // Invalid UTF-8 becomes U+FFFD rather than an error: one bad byte should not cost a line.
+            let text = String(decoding: view[view.startIndex..<(view.startIndex + length)], as: UTF8.self)
+            buffer.moveReaderIndex(forwardBy: newline - view.startIndex + 1)
+            return .line(text)
+        }
     }
 }
 
 /// Connects one channel to the server: lines in, lifecycle events, back-pressure.
 final class ConnectionHandler: ChannelInboundHandler {
-    typealias InboundIn = Client.Inbound
+    typealias InboundIn = ByteBuffer
 
     private let server: IRCServer
     private let isTLS: Bool
     private var client: Client?
+    private var framer = LineFramer(maxLineLength: Limits.maxInputLine)
 
     init(server: IRCServer, isTLS: Bool) {
         self.server = server
@@ -64,7 +83,7 @@ final class ConnectionHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let client else { return }
-        server.receive(client, unwrapInboundIn(data))
+        framer.feed(unwrapInboundIn(data), allocator: context.channel.allocator) { server.receive(client, $0) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

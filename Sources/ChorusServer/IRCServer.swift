@@ -182,10 +182,7 @@ public final class IRCServer: @unchecked Sendable {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineFramer(maxLineLength: Limits.maxInputLine)),
-                        ConnectionHandler(server: self, isTLS: tls != nil),
-                    ])
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: self, isTLS: tls != nil))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)

@@ -88,9 +88,7 @@ final class TestClient {
                     if let sslContext {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
                     }
-                    try channel.pipeline.syncOperations.addHandlers([
-                        ByteToMessageHandler(LineFramer(maxLineLength: 65536)), Collector(inbox: inbox),
-                    ])
+                    try channel.pipeline.syncOperations.addHandler(Collector(inbox: inbox))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -243,12 +241,15 @@ private final class Inbox: @unchecked Sendable {
 }
 
 private final class Collector: ChannelInboundHandler {
-    typealias InboundIn = Client.Inbound
+    typealias InboundIn = ByteBuffer
     let inbox: Inbox
+    var framer = LineFramer(maxLineLength: 65536)
     init(inbox: Inbox) { self.inbox = inbox }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if case .line(let text) = unwrapInboundIn(data) { inbox.push(text) }
+        framer.feed(unwrapInboundIn(data), allocator: context.channel.allocator) { line in
+            if case .line(let text) = line { inbox.push(text) }
+        }
     }
 
     func channelInactive(context: ChannelHandlerContext) { inbox.close() }
