@@ -464,10 +464,15 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     func flushHistory() {
-        historyFlushScheduled = false
-        guard !pendingHistory.isEmpty else { return }
-        let batch = pendingHistory
-        pendingHistory.removeAll(keepingCapacity: true)
+        let batch = takePendingHistory()
+        guard !batch.isEmpty else { return }
         persist("history") { try $0.appendHistory(batch) }
+    }
+
+    /// The history lines not yet written, for a caller that writes them in its own transaction.
+    func takePendingHistory() -> [HistoryEntry] {
+        historyFlushScheduled = false
+        defer { pendingHistory.removeAll(keepingCapacity: true) }
+        return pendingHistory
     }
 }

@@ -42,10 +42,13 @@ extension IRCServer {
         let batch = pendingCommands
         pendingCommands.removeAll()
         let bot = self.bot
+        // The history lines waiting to be written share the batch's commit rather than one of their own.
+        let history = takePendingHistory()
         readAfterWrites { store -> [BotResult] in
             var results: [BotResult] = []
             do {
                 try store.inOneTransaction {
+                    try store.appendHistory(history)
                     for command in batch {
                         // A refused command takes back what it wrote; the others of the batch stand.
                         try store.attempt {
@@ -58,6 +61,7 @@ extension IRCServer {
             } catch {
                 // Nothing of the batch was committed: say so rather than what would have happened.
                 self.logger.error("command batch failed: \(error)")
+                do { try store.appendHistory(history) } catch { self.logger.error("could not save history: \(error)") }
                 results = batch.map { _ in BotResult(replies: ["Sorry, that did not work. Nothing was changed."]) }
             }
             return results
