@@ -32,6 +32,7 @@ final class Client {
     var saslAttempts = 0
 
     var away: String?
+    /// Set through `IRCServer.setOper` and `setInvisible`, which keep LUSERS' counts.
     var isOper = false
     var invisible = false
     var isBot = false

@@ -43,6 +43,9 @@ public final class IRCServer: @unchecked Sendable {
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []
     var unregisteredCount = 0
+    /// What LUSERS reports, kept as counts so a registration never scans every client.
+    private(set) var invisibleCount = 0
+    private(set) var operCount = 0
 
     /// Bot commands waiting for the database writer, and whether a batch of them is running.
     var pendingCommands: [PendingCommand] = []
@@ -207,12 +210,27 @@ public final class IRCServer: @unchecked Sendable {
         return client
     }
 
+    /// User modes that LUSERS counts change only here.
+    func setInvisible(_ client: Client, _ on: Bool) {
+        guard client.invisible != on else { return }
+        client.invisible = on
+        invisibleCount += on ? 1 : -1
+    }
+
+    func setOper(_ client: Client, _ on: Bool) {
+        guard client.isOper != on else { return }
+        client.isOper = on
+        operCount += on ? 1 : -1
+    }
+
     /// The connection is gone: forget the client and tell the rooms it was in.
     func connectionClosed(_ client: Client, reason: String) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         client.closing = true
         if let n = connectionsPerIP[client.ip] { connectionsPerIP[client.ip] = n > 1 ? n - 1 : nil }
         if !client.registered { unregisteredCount -= 1; return }
+        setInvisible(client, false)
+        setOper(client, false)
         nicks.removeValue(forKey: client.nickKey)
         if let key = client.account?.key {
             sessions[key]?.removeAll { $0 === client }

@@ -97,5 +97,26 @@ final class AccountTests: XCTestCase {
         o.send("KILL spammer :spamming")
         let error = try victim.expect(command: "ERROR")
         XCTAssertTrue(error.params[0].contains("Killed (admin (spamming))"))
+
+        // LUSERS keeps count of invisible users and operators as they change, come and go.
+        let shy = try server.connect()
+        try shy.register("shy")
+        shy.send("MODE shy +i")
+        try shy.expect(command: "MODE", "shy", "+i")
+        func lusers() throws -> (String, String?) {
+            o.send("LUSERS")
+            let lines = try o.collect(until: { $0.command == "266" })
+            return (lines.first { $0.command == "251" }!.params[1], lines.first { $0.command == "252" }?.params[1])
+        }
+        var (users, opers) = try lusers()
+        XCTAssertEqual(users, "There are 1 users and 1 invisible on 1 server")
+        XCTAssertEqual(opers, "1")
+        o.send("MODE admin -o")
+        try o.expect(command: "MODE", "admin", "-o")
+        shy.send("QUIT")
+        try shy.expect(command: "ERROR")
+        (users, opers) = try lusers()
+        XCTAssertEqual(users, "There are 1 users and 0 invisible on 1 server")
+        XCTAssertNil(opers, "no operator online: 252 is left out")
     }
 }

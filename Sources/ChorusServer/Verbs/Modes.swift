@@ -24,9 +24,9 @@ extension IRCServer {
                 if ch == "o" && adding { continue }  // +o only through OPER
                 var changed = false
                 switch ch {
-                case "i": changed = client.invisible != adding; client.invisible = adding
+                case "i": changed = client.invisible != adding; setInvisible(client, adding)
                 case "B": changed = client.isBot != adding; client.isBot = adding
-                case "o": changed = client.isOper; client.isOper = false
+                case "o": changed = client.isOper; setOper(client, false)
                 default: changed = false
                 }
                 if changed {

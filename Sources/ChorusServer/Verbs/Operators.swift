@@ -14,7 +14,7 @@ extension IRCServer {
         reply.suspend()
         background { hasher.verify(password, against: oper.passwordHash) }.whenComplete { result in
             if case .success(true) = result {
-                client.isOper = true
+                self.setOper(client, true)
                 reply.numeric(.youreOper, "You are now an IRC operator")
                 reply.send(Message(source: client.prefix, "MODE", [client.nick, "+o"]))
                 self.logger.notice("OPER \(oper.name) by \(client.prefix)")

@@ -131,8 +131,8 @@ extension IRCServer {
 
     func sendLusers(_ reply: Reply) {
         let users = nicks.count
-        let invisible = nicks.values.filter(\.invisible).count
-        let opers = nicks.values.filter(\.isOper).count
+        let invisible = invisibleCount
+        let opers = operCount
         reply.numeric(.luserClient, "There are \(users - invisible) users and \(invisible) invisible on 1 server")
         if opers > 0 { reply.numeric(.luserOp, String(opers), "operator(s) online") }
         if unregisteredCount > 0 { reply.numeric(.luserUnknown, String(unregisteredCount), "unknown connection(s)") }
