@@ -54,6 +54,8 @@ final class Client {
 
     var batchCounter = 0
     var hasPendingWrites = false
+    /// This loop turn's lines, written to the channel at its end (`IRCServer.flushPending`).
+    var outbound: ByteBuffer?
 
     enum Inbound {
         case line(String)
