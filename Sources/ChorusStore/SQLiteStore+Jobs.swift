@@ -4,13 +4,25 @@ import GRDB
 
 extension SQLiteStore: JobStore {
     public func role(of account: String, in room: String) throws -> Role? {
-        try db.read { db in
+        let key = Memo.roleKey(account, room)
+        if let known = memo.withLock({ $0.roles[key] }) { return known }
+        let role = try db.read { db in
             try String.fetchOne(cached: db, sql: "SELECT role FROM memberships WHERE room = ? AND account = ?",
                                 arguments: [Account.key(room), Account.key(account)]).flatMap(Role.init)
         }
+        memo.withLock { $0.roles[key] = .some(role) }
+        return role
     }
 
     public func roomSettings(_ room: String) throws -> RoomSettings {
+        let key = Account.key(room)
+        if let known = memo.withLock({ $0.settings[key] }) { return known }
+        let settings = try readRoomSettings(room)
+        memo.withLock { $0.settings[key] = settings }
+        return settings
+    }
+
+    private func readRoomSettings(_ room: String) throws -> RoomSettings {
         try db.read { db in
             var settings = RoomSettings()
             if let row = try Row.fetchOne(cached: db, sql: "SELECT * FROM room_settings WHERE room = ?", arguments: [Account.key(room)]) {
@@ -29,6 +41,7 @@ extension SQLiteStore: JobStore {
                 ON CONFLICT(room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
                   echo_commands = excluded.echo_commands
                 """, arguments: [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands])
+            forget { $0.settings[Account.key(room)] = nil }
             return try Self.insert(event, db)
         }
     }
@@ -134,9 +147,13 @@ extension SQLiteStore: JobStore {
     }
 
     public func timeZone(of account: String) throws -> String? {
-        try db.read { db in
-            try String.fetchOne(cached: db, sql: "SELECT time_zone FROM account_settings WHERE account = ?", arguments: [Account.key(account)])
+        let key = Account.key(account)
+        if let known = memo.withLock({ $0.timeZones[key] }) { return known }
+        let zone = try db.read { db in
+            try String.fetchOne(cached: db, sql: "SELECT time_zone FROM account_settings WHERE account = ?", arguments: [key])
         }
+        memo.withLock { $0.timeZones[key] = .some(zone) }
+        return zone
     }
 
     public func setTimeZone(_ identifier: String?, of account: String) throws {
@@ -145,6 +162,7 @@ extension SQLiteStore: JobStore {
                 INSERT INTO account_settings (account, time_zone) VALUES (?, ?)
                 ON CONFLICT(account) DO UPDATE SET time_zone = excluded.time_zone
                 """, arguments: [Account.key(account), identifier])
+            forget { $0.timeZones[Account.key(account)] = nil }
         }
     }
 

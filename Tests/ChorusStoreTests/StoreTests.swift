@@ -165,4 +165,46 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: wal)[.size] as? Int, 0)
         XCTAssertEqual(try SQLiteStore(path: path).history(of: "#c", .latest(after: nil, limit: 5000)).count, 3000)
     }
+
+    /// Roles, room settings and time zones are kept in memory: every write that changes them, and
+    /// a refused command's rollback, must show through.
+    func testRolesSettingsAndZonesFollowTheirWrites() throws {
+        let store = try SQLiteStore(path: path)
+        let t = Date()
+        _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))
+        try store.saveRoom(Room(name: "#c", createdAt: t))
+        XCTAssertNil(try store.role(of: "ann", in: "#c"))
+        try store.saveMembership(Membership(room: "#c", account: "ann", role: .member, since: t))
+        XCTAssertEqual(try store.role(of: "ANN", in: "#C"), .member)
+        try store.saveMembership(Membership(room: "#c", account: "ann", role: .manager, since: t))
+        XCTAssertEqual(try store.role(of: "ann", in: "#c"), .manager)
+        try store.deleteMembership(room: "#c", account: "ann")
+        XCTAssertNil(try store.role(of: "ann", in: "#c"))
+
+        XCTAssertNil(try store.timeZone(of: "ann"))
+        try store.setTimeZone("Europe/Paris", of: "Ann")
+        XCTAssertEqual(try store.timeZone(of: "ann"), "Europe/Paris")
+
+        XCTAssertEqual(try store.roomSettings("#c").visibility, .all)
+        var own = RoomSettings()
+        own.visibility = .own
+        _ = try store.saveRoomSettings(own, room: "#c", event: Event(type: "room.settings", room: "#c", job: nil, actor: "ann", at: t))
+        XCTAssertEqual(try store.roomSettings("#c").visibility, .own)
+
+        // A refused command's writes are taken back, and so is what was read of them.
+        try store.inOneTransaction {
+            try store.attempt {
+                try? store.setTimeZone("Asia/Tokyo", of: "ann")
+                XCTAssertEqual(try? store.timeZone(of: "ann"), "Asia/Tokyo")
+                return false
+            }
+        }
+        XCTAssertEqual(try store.timeZone(of: "ann"), "Europe/Paris")
+        // Deleting the room takes its settings and memberships with it.
+        try store.saveMembership(Membership(room: "#c", account: "ann", role: .member, since: t))
+        XCTAssertEqual(try store.role(of: "ann", in: "#c"), .member)
+        try store.deleteRoom(named: "#c")
+        XCTAssertNil(try store.role(of: "ann", in: "#c"))
+        XCTAssertEqual(try store.roomSettings("#c").visibility, .all)
+    }
 }
