@@ -21,12 +21,6 @@ public struct Bot: Sendable {
     }
 
     public func run(_ text: String, _ invocation: Invocation) -> BotResult {
-        var result = interpret(text, invocation)
-        if result.timeZone == nil { result.timeZone = invocation.timeZone }
-        return result
-    }
-
-    private func interpret(_ text: String, _ invocation: Invocation) -> BotResult {
         var inv = invocation
         // Times are read and shown in the asker's own time zone when they set one (!tz).
         if let id = try? board.store.timeZone(of: inv.account), let zone = TimeZone(identifier: id) { inv.timeZone = zone }

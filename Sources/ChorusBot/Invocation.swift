@@ -49,7 +49,8 @@ public struct BotResult: Sendable {
     /// Room events go to the room; an event without a room (a personal job's) goes to its actor.
     public var events: [Event] = []
     public var effects: [Effect] = []
-    /// The asker's time zone: the lines the asker gets show times in it.
+    /// The asker's time zone (their `!tz`, else the server's), set when the command ran: the
+    /// event lines the asker gets show times in it.
     public var timeZone: TimeZone?
     /// True when the command was refused: whatever it wrote before failing is to be taken back.
     public var refused = false

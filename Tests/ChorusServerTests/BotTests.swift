@@ -115,12 +115,17 @@ final class BotTests: XCTestCase {
 
     func testPersonalJobsAnswerWithTheEventAndItsTags() throws {
         let mona = try login("mona", caps: ["message-tags"])
-        mona.send("PRIVMSG Chorus :!job add Renew passport due 2026-12-01")
+        // Times are read and shown in the asker's zone: 10:00 in Tokyo is 01:00 UTC.
+        mona.send("PRIVMSG Chorus :!tz Asia/Tokyo")
+        try mona.expect(command: "NOTICE", "mona")
+        mona.send("PRIVMSG Chorus :!job add Renew passport due 2026-12-01 10:00")
         let created = try mona.expect(command: "NOTICE", "mona")
         XCTAssertEqual(created.tag("chorus/event"), "job.created")
         XCTAssertNil(created.tag("chorus/room"))
+        XCTAssertEqual(created.tag("chorus/due"), "2026-12-01T01:00:00Z")
         let id = try XCTUnwrap(created.tag("chorus/job"))
         XCTAssertTrue(created.params[1].contains("Renew passport"), created.params[1])
+        XCTAssertTrue(created.params[1].contains("10:00"), "shown in the asker's zone: \(created.params[1])")
         mona.send("PRIVMSG Chorus :!done \(id)")
         let done = try mona.expect(command: "NOTICE", "mona")
         XCTAssertEqual(done.tag("chorus/event"), "job.status")

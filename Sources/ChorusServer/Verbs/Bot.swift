@@ -90,18 +90,18 @@ extension IRCServer {
         }
     }
 
-    private func eventText(in zone: TimeZone? = nil) -> EventText {
-        let names = rooms.mapValues(\.name)
-        return EventText(when: When(timeZone: zone ?? config.timeZone), now: now(), roomName: { names[$0] ?? $0 })
+    /// The sentence people read for `event`, with times in `zone` (the server's by default). Only
+    /// the event's own room is looked up: this runs for every event, and rooms are many.
+    private func eventLine(_ event: Event, in zone: TimeZone? = nil) -> String {
+        let names = event.room.flatMap { key in rooms[key].map { [key: $0.name] } } ?? [:]
+        return EventText(when: When(timeZone: zone ?? config.timeZone), now: now(), roomName: { names[$0] ?? $0 }).line(event)
     }
 
     /// Sends an event to the room members who may see it, stores it in the room's history, and tells
     /// the people it concerns directly (queued for them if they are offline). An event without a room
     /// (a personal job's) is told to its actor, with the same tags, so a bot learns the job's id.
     func announce(_ event: Event, reply: Reply?, askerZone: TimeZone? = nil) {
-        let text = eventText().line(event)
-        // The asker reads times in their own zone; the room in the server's.
-        let askerText = askerZone.map { eventText(in: $0).line(event) } ?? text
+        let text = eventLine(event)
         let t = now()
         let msgid = ids.next(at: t)
         let room = event.room.flatMap { rooms[$0] }
@@ -126,7 +126,8 @@ extension IRCServer {
         for name in Set(told.map(Account.key)) where !reached.contains(name) {
             if let clients = sessions[name], !clients.isEmpty {
                 for client in clients {
-                    let line = client === reply?.client ? askerText : text
+                    // The asker reads times in their own zone; everyone else in the server's.
+                    let line = client === reply?.client && askerZone != nil ? eventLine(event, in: askerZone) : text
                     let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, line]), time: t,
                                           msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags)
                     if let reply, client === reply.client { reply.add(direct) } else { send(direct, to: client) }
@@ -149,12 +150,11 @@ extension IRCServer {
             let events = queued.enumerated().filter { i, e in
                 !e.type.hasPrefix("turn.") || latest["\(e.room ?? "") \(e.data["chore"] ?? "")"] == i
             }.map(\.element)
-            let text = self.eventText()
             self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick,
                 "While you were away (\(events.count)):"]), time: self.now()), to: client)
             for event in events {
                 let tags = EventText.tags(event, roomName: event.room.flatMap { self.rooms[$0]?.name }).map { Message.Tag($0.0, $0.1) }
-                self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick, text.line(event)]), time: event.at,
+                self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick, self.eventLine(event)]), time: event.at,
                                    msgid: self.ids.next(at: event.at), account: self.config.serviceNick, clientTags: tags), to: client)
             }
         }
