@@ -45,8 +45,10 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         batch.withLock { b in b.flatMap { pthread_equal($0.thread, pthread_self()) != 0 ? $0.connection : nil } }
     }
 
-    /// Opens (creating if needed) the database at `path` and brings its schema up to date.
-    public init(path: String) throws {
+    /// Opens (creating if needed) the database at `path` and brings its schema up to date. The log
+    /// is copied back every `checkpointEvery` and starts over once longer than `restartLogAfter`
+    /// frames (4 KiB each; see `Checkpointer`).
+    public init(path: String, checkpointEvery: DispatchTimeInterval = .seconds(1), restartLogAfter frames: Int = 16384) throws {
         var config = Configuration()
         // Wait for a lock rather than fail at once: the checkpointer and a second process
         // (`chorusd account add` while the server runs) share the file.
@@ -54,10 +56,12 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")  // WAL + NORMAL: durable across process crashes
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")  // the Checkpointer's job, off the writer
+            // A burst can leave a long log behind: cut it back when the log starts over.
+            try db.execute(sql: "PRAGMA journal_size_limit = 134217728")
         }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
-        checkpointer = try Checkpointer(path: path)
+        checkpointer = try Checkpointer(path: path, writer: pool, every: checkpointEvery, restartFrames: frames)
     }
 
     private init(queue: DatabaseQueue) throws {

@@ -18,6 +18,28 @@ final class StoreTests: XCTestCase {
     var path: String { folder.appendingPathComponent("test.sqlite").path }
     let fastHasher = PasswordHasher(logRounds: 4)
 
+    /// Commits that never pause must not make the write-ahead log grow without end: SQLite alone
+    /// rewinds it only when a write finds every frame copied back, which a busy writer never does.
+    func testTheLogStartsOverUnderEndlessWrites() throws {
+        let store = try SQLiteStore(path: path, checkpointEvery: .milliseconds(50), restartLogAfter: 64)
+        let base = Date(timeIntervalSince1970: 1_800_000_000)
+        let started = Date()
+        var commits = 0
+        while Date().timeIntervalSince(started) < 1.5 {
+            try store.appendHistory([HistoryEntry(conversation: "#c", msgid: "m\(commits)", time: base, command: "PRIVMSG",
+                                                  source: "a!a@h", account: "a", target: "#c", text: String(repeating: "x", count: 200))])
+            commits += 1
+        }
+        // The log's header counts its new starts (bytes 12-15, "checkpoint sequence number").
+        let log = try Data(contentsOf: URL(fileURLWithPath: path + "-wal"))
+        let starts = log.count >= 16 ? log[12..<16].reduce(0) { $0 << 8 | Int($1) } : 0
+        XCTAssertGreaterThan(commits, 200)
+        XCTAssertGreaterThanOrEqual(starts, 2, "the log never started over in \(commits) commits")
+        // A commit here writes about four 4 KiB frames: a log that never started over holds them all.
+        XCTAssertLessThan(log.count, commits * 8192, "\(commits) commits left a \(log.count)-byte log")
+        store.close()
+    }
+
     func testAccountsRegisterAuthenticateAndRefuseDuplicates() throws {
         let accounts = Accounts(store: try SQLiteStore(path: path), hasher: fastHasher)
         let alice = try accounts.register(name: "Alice", password: "correct horse".replacingOccurrences(of: " ", with: "-"), email: "a@example.org")
