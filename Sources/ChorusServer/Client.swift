@@ -48,6 +48,12 @@ final class Client {
     // Input pacing: parsed lines wait here while a command is in flight or the flood budget is spent.
     var inbox = CircularBuffer<Inbound>(initialCapacity: 4)
     var suspended = false
+    /// Bot commands of this client on their way through the database writer. The client's next bot
+    /// command may follow them there (the writer runs them in order); any other line waits.
+    var commandsInFlight = 0
+    /// Replies to this client's lines that are not written yet because an earlier one is still
+    /// running: a client reads its answers in the order it sent its lines.
+    var unanswered = CircularBuffer<Reply>(initialCapacity: 2)
     var floodTokens: Double
     var floodUpdatedAt: NIODeadline = .now()
     var drainScheduled = false

@@ -283,7 +283,7 @@ public final class IRCServer: @unchecked Sendable {
         guard !client.closing else { return }
         client.lastReadAt = now()
         client.awaitingPong = false
-        if client.suspended || !client.inbox.isEmpty || !takeFloodToken(client) {
+        if !client.inbox.isEmpty || !mayProcess(inbound, from: client) || !takeFloodToken(client) {
             client.inbox.append(inbound)
             if config.floodBurst > 0, client.inbox.count > config.floodQueue {
                 disconnect(client, reason: "Excess Flood")
@@ -301,15 +301,27 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     private func drain(_ client: Client) {
-        while !client.suspended, !client.closing, let next = client.inbox.first {
+        while !client.closing, let next = client.inbox.first, mayProcess(next, from: client) {
             guard takeFloodToken(client) else { return scheduleDrain(client) }
             client.inbox.removeFirst()
             process(client, next)
         }
     }
 
+    /// Whether a line can run now: not while a suspended line waits, and while bot commands are in
+    /// flight, only another bot command (up to `commandPipeline` of them).
+    private func mayProcess(_ inbound: Client.Inbound, from client: Client) -> Bool {
+        guard !client.suspended else { return false }
+        guard client.commandsInFlight > 0 else { return true }
+        guard client.commandsInFlight < config.commandPipeline, case .line(let text) = inbound,
+              let message = try? Message.parse(text), message.command == "PRIVMSG", message.params.count == 2 else { return false }
+        let target = message.params[0]
+        if Names.isChannel(target) { return Bot.isCommand(message.params[1]) }
+        return Names.fold(target) == Names.fold(config.serviceNick)
+    }
+
     private func scheduleDrain(_ client: Client) {
-        guard !client.suspended, !client.drainScheduled else { return }
+        guard !client.suspended, client.commandsInFlight == 0, !client.drainScheduled else { return }
         client.drainScheduled = true
         let wait = config.floodBurst > 0 ? max(0.01, (1 - client.floodTokens) / config.floodRate) : 0
         loop.scheduleTask(in: .milliseconds(Int64(wait * 1000))) { [weak self, weak client] in
@@ -370,7 +382,7 @@ public final class IRCServer: @unchecked Sendable {
         } else {
             verb.handler(self)(reply, message)
         }
-        if !reply.isSuspended { reply.finish() }
+        if !reply.isWaiting { reply.finish() }
     }
 
     // MARK: Output

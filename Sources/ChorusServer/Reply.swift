@@ -13,6 +13,8 @@ final class Reply {
     private let label: String?
     private var lines: [Outgoing] = []
     private(set) var isSuspended = false
+    private var isCommand = false
+    private var commandsRunning = 0
     private var finished = false
 
     init(client: Client, server: IRCServer, command: String, label: String?) {
@@ -75,16 +77,45 @@ final class Reply {
     func suspend() {
         isSuspended = true
         client.suspended = true
+        client.unanswered.append(self)
     }
+
+    /// A bot command waits for the database writer. Unlike `suspend()`, the client's next bot
+    /// commands may follow it there (a script importing jobs need not wait for each answer), so a
+    /// group commit holds more than one command per client; its other lines wait. A line naming
+    /// several rooms runs a command for each: the reply finishes with the last of them.
+    func suspendForCommand() {
+        if commandsRunning == 0 {
+            isCommand = true
+            client.commandsInFlight += 1
+            client.unanswered.append(self)
+        }
+        commandsRunning += 1
+    }
+
+    func commandFinished() {
+        commandsRunning -= 1
+        if commandsRunning == 0 { finish() }
+    }
+
+    /// Whether the line's handler returned before its answer was complete.
+    var isWaiting: Bool { isSuspended || commandsRunning > 0 }
 
     func finish() {
         guard !finished else { return }
         finished = true
-        write()
-        if isSuspended {
-            client.suspended = false
-            server.resumeInput(client)
+        if !isSuspended && !isCommand {
+            guard client.unanswered.isEmpty else { return client.unanswered.append(self) }
+            return write()
         }
+        // Answers go out in the order of the lines: this one, and any that finished behind it.
+        while let first = client.unanswered.first, first.finished {
+            client.unanswered.removeFirst()
+            first.write()
+        }
+        if isSuspended { client.suspended = false }
+        if isCommand { client.commandsInFlight -= 1 }
+        server.resumeInput(client)
     }
 
     /// Writes the whole reply as one buffer: one write to the channel, however many lines.

@@ -51,6 +51,9 @@ public struct ServerConfig: Sendable {
     public var floodBurst = 10
     public var floodRate = 4.0
     public var floodQueue = 100
+    /// Bot commands one client may have waiting for the database at once; more lets a script's
+    /// commands share a commit. 1: each command waits for the answer to the one before.
+    public var commandPipeline = 16
     /// Bytes waiting to be written to one client before it is disconnected as not reading.
     public var sendQueueBytes = 256 * 1024
     public var operators: [Operator] = []
@@ -147,6 +150,7 @@ extension ServerConfig {
                 guard let v = Double(value), v > 0 else { throw ConfigError("\(path):\(number + 1): flood-rate needs a positive number") }
                 floodRate = v
             case "flood-queue": floodQueue = try int()
+            case "command-pipeline": commandPipeline = max(1, try int())
             case "sendq": sendQueueBytes = max(4096, try int())
             case "max-channels": maxChannelsPerClient = max(1, try int())
             case "password-cost": passwordCost = min(20, max(10, try int()))

@@ -52,6 +52,30 @@ final class BotTests: XCTestCase {
         XCTAssertEqual(status.tag("chorus/to"), "completed")
     }
 
+    /// A script sends its commands without waiting: they go to the writer together, and its answers
+    /// still come in the order of its lines; a plain line waits for the commands before it.
+    func testCommandsSentTogetherAreAnsweredInOrder() throws {
+        let mona = try login("mona", caps: ["message-tags", "labeled-response"])
+        try mona.join("#shop")
+        let mel = try login("mel")
+        try mel.join("#shop")
+        let lines = ["@label=a1 PRIVMSG #shop :!job add One", "@label=a2 PRIVMSG #shop :!job add Two",
+                     "@label=a3 PRIVMSG #shop :!frob", "@label=a4 PRIVMSG #shop :hello",
+                     "@label=a5 PRIVMSG #shop :!job add Three"]
+        mona.sendRaw(Array(lines.map { $0 + "\r\n" }.joined().utf8))
+
+        let answers = try mona.collect { $0.tag("label") == "a5" }.compactMap { $0.tag("label") }
+        XCTAssertEqual(answers, ["a1", "a2", "a3", "a4", "a5"])
+        // The second command went to the writer before the first was answered: both lines reached
+        // the room before either event. "hello" waited for the commands read before it.
+        let seen = try mel.collect { $0.params.last?.contains("created job 3") ?? false }.compactMap { m -> String? in
+            guard let text = m.params.last, m.command == "PRIVMSG" || m.command == "NOTICE", m.params.first == "#shop" else { return nil }
+            return text.contains("created job") ? "job " + String(text.split(separator: " ").last { $0.first?.isNumber ?? false } ?? "?") : text
+        }
+        XCTAssertEqual(seen.prefix(2), ["!job add One", "!job add Two"])
+        XCTAssertEqual(seen.filter { $0.hasPrefix("job ") || $0 == "hello" }, ["job 1", "job 2", "hello", "job 3"])
+    }
+
     func testVisibilityOwnFiltersTheBroadcast() throws {
         let mona = try login("mona"), mel = try login("mel"), max = try login("max")
         try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")

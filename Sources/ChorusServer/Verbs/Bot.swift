@@ -29,7 +29,7 @@ extension IRCServer {
         let invocation = Invocation(account: account.name, nick: client.nick,
                                     room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
-        reply.suspend()
+        reply.suspendForCommand()
         pendingCommands.append(PendingCommand(text: text, invocation: invocation, reply: reply))
         startCommandBatch()
     }
@@ -70,7 +70,7 @@ extension IRCServer {
             let results = (try? outcome.get()) ?? batch.map { _ in BotResult(replies: ["Sorry, that did not work. Nothing was changed."]) }
             for (command, result) in zip(batch, results) {
                 self.deliver(result, reply: command.reply)
-                command.reply.finish()
+                command.reply.commandFinished()
             }
             self.startCommandBatch()
         }
