@@ -25,7 +25,9 @@ public struct Account: Equatable, Sendable {
     public var key: String { Account.key(name) }
 
     public static func key(_ name: String) -> String {
-        String(decoding: name.utf8.map { ($0 >= 65 && $0 <= 90) ? $0 + 32 : $0 }, as: UTF8.self)
+        // Most names are typed in lower case already: no copy then (this runs several times a command).
+        guard name.utf8.contains(where: { $0 >= 65 && $0 <= 90 }) else { return name }
+        return String(decoding: name.utf8.map { ($0 >= 65 && $0 <= 90) ? $0 + 32 : $0 }, as: UTF8.self)
     }
 }
 

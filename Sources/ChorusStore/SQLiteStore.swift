@@ -28,6 +28,10 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         var roles: [String: Role?] = [:]
         var settings: [String: RoomSettings] = [:]
         var timeZones: [String: String?] = [:]
+        /// Jobs as the writer last read them (a quarter of a `!comment`'s instructions were that
+        /// read: GRDB builds a Row and its column index per fetch). Forgotten by any write to the job.
+        var jobs: [Int64: Job] = [:]
+        static let maxJobs = 4096
 
         static func roleKey(_ account: String, _ room: String) -> String { Account.key(room) + " " + Account.key(account) }
     }

@@ -149,6 +149,41 @@ final class StoreTests: XCTestCase {
         XCTAssertNil(try store.account(named: "cat"), "a batch that fails commits nothing")
     }
 
+    /// The writer keeps the jobs it reads; a change, a refused command and a failed batch must
+    /// never leave it showing a job other than the one stored.
+    func testTheWriterNeverShowsAStaleJob() throws {
+        let store = try SQLiteStore(path: path)
+        let t = Date(timeIntervalSince1970: 1_790_000_000)
+        let created = Event(type: "job.created", room: nil, job: nil, actor: "ann", at: t)
+        let (job, _) = try store.insertJob(Job(room: nil, title: "first", creator: "ann", createdAt: t), event: created)
+        func title() throws -> String? { try store.job(job.id)?.title }
+        try store.inOneTransaction {
+            XCTAssertEqual(try title(), "first")
+            var renamed = job
+            renamed.title = "second"
+            _ = try store.updateJob(renamed, events: [])
+            XCTAssertEqual(try title(), "second", "a later command sees the change")
+            try store.attempt {
+                var taken = renamed
+                taken.title = "refused"
+                _ = try? store.updateJob(taken, events: [])
+                XCTAssertEqual(try? title(), "refused")
+                return false
+            }
+            XCTAssertEqual(try title(), "second", "a refused command's change is gone")
+        }
+        struct Stop: Error {}
+        XCTAssertThrowsError(try store.inOneTransaction {
+            var lost = job
+            lost.title = "lost"
+            _ = try store.updateJob(lost, events: [])
+            XCTAssertEqual(try title(), "lost")
+            throw Stop()
+        })
+        try store.inOneTransaction { XCTAssertEqual(try title(), "second", "a failed batch's change is gone") }
+        XCTAssertEqual(try title(), "second")
+    }
+
     /// Event fields are written as JSON by hand: whatever a user typed must come back unchanged.
     func testEventFieldsSurviveAnyText() throws {
         let store = try SQLiteStore(path: path)
