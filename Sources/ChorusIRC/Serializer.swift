@@ -6,14 +6,7 @@ extension Message {
         out.reserveCapacity(64 + params.reduce(0) { $0 + $1.utf8.count })
         if includeTags && !tags.isEmpty {
             out.append("@")
-            for (i, tag) in tags.enumerated() {
-                if i > 0 { out.append(";") }
-                out.append(tag.key)
-                if !tag.value.isEmpty {
-                    out.append("=")
-                    Message.escapeTagValue(tag.value, into: &out)
-                }
-            }
+            Message.serialize(tags, into: &out)
             out.append(" ")
         }
         if let source {
@@ -40,7 +33,30 @@ extension Message {
         return out
     }
 
+    /// Tags as they appear after the `@`: `key=value;key2`, values escaped.
+    public static func serializedTags(_ tags: [Tag]) -> String {
+        var out = ""
+        serialize(tags, into: &out)
+        return out
+    }
+
+    static func serialize(_ tags: [Tag], into out: inout String) {
+        for (i, tag) in tags.enumerated() {
+            if i > 0 { out.append(";") }
+            out.append(tag.key)
+            if !tag.value.isEmpty {
+                out.append("=")
+                escapeTagValue(tag.value, into: &out)
+            }
+        }
+    }
+
     static func escapeTagValue(_ value: String, into out: inout String) {
+        // Most values need no escape: one pass over the bytes, then a plain append.
+        if !value.utf8.contains(where: { $0 == UInt8(ascii: ";") || $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\\")
+            || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }) {
+            return out.append(value)
+        }
         // By scalar, not Character: "\r\n" is a single Character in Swift.
         for scalar in value.unicodeScalars {
             switch scalar {

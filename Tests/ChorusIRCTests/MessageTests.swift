@@ -24,6 +24,7 @@ final class MessageTests: XCTestCase {
         let m = try Message.parse(#"@k=a\:b\sc\\d\r\n TAGMSG #c"#)
         XCTAssertEqual(m.tag("k"), "a;b c\\d\r\n")
         XCTAssertEqual(m.serialized(), #"@k=a\:b\sc\\d\r\n TAGMSG #c"#)
+        XCTAssertEqual(Message.serializedTags([.init("a", "plain"), .init("b", ""), .init("c", "x y;z")]), #"a=plain;b;c=x\sy\:z"#)
     }
 
     /// A space followed by a combining mark is one Swift Character but still a separator on the wire.

@@ -120,7 +120,7 @@ extension IRCServer {
             }
             record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: "NOTICE", source: serviceSource,
                                 account: config.serviceNick, target: room.name, text: text,
-                                clientTags: Self.serializeTags(tags), audience: event.audience.map { $0.map(Account.key) }))
+                                clientTags: Message.serializedTags(tags), audience: event.audience.map { $0.map(Account.key) }))
         }
         let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
         for name in Set(told.map(Account.key)) where !reached.contains(name) {

@@ -72,7 +72,7 @@ extension IRCServer {
                 if command != "TAGMSG" && statusFilter == nil && relayed {
                     record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
                                         account: client.accountName, target: room.name, text: text,
-                                        clientTags: Self.serializeTags(clientTags)))
+                                        clientTags: Message.serializedTags(clientTags)))
                 }
             } else if target.hasPrefix("$") {
                 // $* : a server-wide notice from an operator.
@@ -99,15 +99,10 @@ extension IRCServer {
                 if command != "TAGMSG", let from = client.account, let to = peer.account {
                     record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: to.name), msgid: msgid,
                                         time: t, command: command, source: client.prefix, account: from.name,
-                                        target: peer.nick, text: text, clientTags: Self.serializeTags(clientTags)))
+                                        target: peer.nick, text: text, clientTags: Message.serializedTags(clientTags)))
                 }
             }
         }
-    }
-
-    static func serializeTags(_ tags: [Message.Tag]) -> String {
-        guard !tags.isEmpty else { return "" }
-        return Message(tags: tags, "X").serialized().dropFirst().split(separator: " ").first.map(String.init) ?? ""
     }
 
     // AWAY [:<message>]
