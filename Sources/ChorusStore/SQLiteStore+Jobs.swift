@@ -192,10 +192,7 @@ extension SQLiteStore: JobStore {
 
     public func takeQueuedEvents(for account: String) throws -> [Event] {
         try db.write { db in
-            let rows = try Row.fetchAll(cached: db, sql: """
-                SELECT \(Self.eventColumns.split(separator: ", ").map { "events.\($0)" }.joined(separator: ", ")) FROM queued_events JOIN events ON events.id = queued_events.event
-                WHERE queued_events.account = ? ORDER BY events.id
-                """, arguments: [Account.key(account)])
+            let rows = try Row.fetchAll(cached: db, sql: Self.queuedEventsOf, arguments: [Account.key(account)])
             try db.run(sql: "DELETE FROM queued_events WHERE account = ?", arguments: [Account.key(account)])
             return rows.map(Self.event)
         }
@@ -287,6 +284,11 @@ extension SQLiteStore: JobStore {
     }
 
     private static let eventColumns = "id, type, room, job, actor, data, at, concerns, audience"
+    private static let queuedEventsOf = """
+        SELECT \(eventColumns.split(separator: ", ").map { "events.\($0)" }.joined(separator: ", "))
+        FROM queued_events JOIN events ON events.id = queued_events.event
+        WHERE queued_events.account = ? ORDER BY events.id
+        """
     private static let eventsOfJob = "SELECT \(eventColumns) FROM events WHERE job = ? ORDER BY id DESC LIMIT ?"
 
     private static func event(_ row: Row) -> Event {
