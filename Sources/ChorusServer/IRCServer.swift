@@ -427,12 +427,14 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     func sendNumeric(_ numeric: Numeric, to client: Client, _ params: String...) {
-        write(Message(source: name, numeric.rawValue, [client.nick] + params).serialized() + "\r\n", to: client)
+        var bytes: [UInt8] = []
+        Message(source: name, numeric.rawValue, [client.nick] + params).writeLine(to: &bytes, tags: [])
+        write(allocator.buffer(bytes: bytes), to: client)
     }
 
     /// Sends a server-originated line to one client, outside any reply.
     func send(_ outgoing: Outgoing, to client: Client) {
-        write(outgoing.line(for: client.caps), to: client)
+        write(outgoing.buffer(for: client.caps, allocator: allocator), to: client)
     }
 
     /// Sends `outgoing` to each recipient once, skipping `except`. The requester's own copy goes into its reply.

@@ -21,19 +21,27 @@ struct Outgoing {
         self.clientTags = clientTags
     }
 
-    /// The line as a client with `caps` should read it, plus `label` when it ends a labeled reply.
-    func line(for caps: Caps, label: String? = nil) -> String {
-        var m = message
-        m.tags = []
-        if let label { m.tags.append(.init("label", label)) }
-        if let batch, caps.contains(.batch) { m.tags.append(.init("batch", batch)) }
-        if caps.contains(.serverTime) { m.tags.append(.init("time", Timestamp.format(time))) }
+    /// Appends the line as a client with `caps` should read it, plus `label` when it ends a labeled
+    /// reply, with its CR LF.
+    func write(for caps: Caps, label: String? = nil, to out: inout [UInt8]) {
+        var tags: [Message.Tag] = []
+        if let label { tags.append(.init("label", label)) }
+        if let batch, caps.contains(.batch) { tags.append(.init("batch", batch)) }
+        if caps.contains(.serverTime) { tags.append(.init("time", Timestamp.format(time))) }
         if caps.contains(.messageTags) {
-            if let msgid { m.tags.append(.init("msgid", msgid)) }
-            m.tags.append(contentsOf: clientTags)
+            if let msgid { tags.append(.init("msgid", msgid)) }
+            tags.append(contentsOf: clientTags)
         }
-        if caps.contains(.accountTag), let account { m.tags.append(.init("account", account)) }
-        return m.serialized() + "\r\n"
+        if caps.contains(.accountTag), let account { tags.append(.init("account", account)) }
+        message.writeLine(to: &out, tags: tags)
+    }
+
+    /// The line as a client with `caps` should read it, in a buffer of its own.
+    func buffer(for caps: Caps, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        write(for: caps, to: &bytes)
+        return allocator.buffer(bytes: bytes)
     }
 }
 
@@ -51,7 +59,7 @@ struct FanoutBytes {
     mutating func bytes(for caps: Caps) -> ByteBuffer {
         let variant = caps.intersection(Caps.tagVariantBits)
         for (v, buffer) in variants where v == variant { return buffer }
-        let buffer = allocator.buffer(string: outgoing.line(for: variant))
+        let buffer = outgoing.buffer(for: variant, allocator: allocator)
         variants.append((variant, buffer))
         return buffer
     }

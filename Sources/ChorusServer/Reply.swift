@@ -122,28 +122,28 @@ final class Reply {
     private func write() {
         guard !client.closing else { return }
         let caps = client.caps
-        var out = server.allocator.buffer(capacity: lines.count * 96)
-        func emit(_ line: String) { out.writeString(line) }
+        var out: [UInt8] = []
+        out.reserveCapacity(lines.count * 96)
         if let label {
             if lines.isEmpty {
-                emit(Outgoing(Message(source: server.name, "ACK"), time: server.now()).line(for: caps, label: label))
+                Outgoing(Message(source: server.name, "ACK"), time: server.now()).write(for: caps, label: label, to: &out)
             } else if lines.count == 1 {
-                emit(lines[0].line(for: caps, label: label))
+                lines[0].write(for: caps, label: label, to: &out)
             } else if caps.contains(.batch) {
                 let id = client.nextBatchID()
-                emit(Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
-                    .line(for: caps, label: label))
+                Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
+                    .write(for: caps, label: label, to: &out)
                 for var line in lines {
                     if line.batch == nil { line.batch = id }
-                    emit(line.line(for: caps))
+                    line.write(for: caps, to: &out)
                 }
-                emit(Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).line(for: caps))
+                Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).write(for: caps, to: &out)
             } else {
-                for line in lines { emit(line.line(for: caps)) }
+                for line in lines { line.write(for: caps, to: &out) }
             }
         } else {
-            for line in lines { emit(line.line(for: caps)) }
+            for line in lines { line.write(for: caps, to: &out) }
         }
-        if out.readableBytes > 0 { server.write(out, to: client) }
+        if !out.isEmpty { server.write(server.allocator.buffer(bytes: out), to: client) }
     }
 }

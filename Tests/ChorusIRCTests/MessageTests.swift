@@ -43,6 +43,21 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(Message(tags: [.init("a", "1")], "PING", "x").serialized(includeTags: false), "PING x")
     }
 
+    /// The wire form a server writes: the tags given replace the message's own, the line ends in
+    /// CR LF, a middle parameter that cannot stay one is repaired, and UTF-8 comes through whole.
+    func testWriteLineCarriesTheGivenTagsAndEndsInCRLF() {
+        let m = Message(tags: [.init("own", "x")], source: "ä!u@h", "PRIVMSG", ["#ç", ":a b é", "zwölf ü"])
+        var out: [UInt8] = Array("prefix|".utf8)
+        m.writeLine(to: &out, tags: [.init("time", "t 1;2"), .init("flag")])
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "prefix|@time=t\\s1\\:2;flag :ä!u@h PRIVMSG #ç a_b_é :zwölf ü\r\n")
+        out = []
+        m.writeLine(to: &out, tags: [])
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), ":ä!u@h PRIVMSG #ç a_b_é :zwölf ü\r\n")
+        out = []
+        Message("MODE", ["#c", "", "+o"]).writeLine(to: &out, tags: [])
+        XCTAssertEqual(String(decoding: out, as: UTF8.self), "MODE #c * +o\r\n")
+    }
+
     func testRoundTrip() throws {
         let lines = [":a!b@c JOIN #x", "@label=1 :srv 005 n A=1 B :are supported", "NOTICE n :x y z", "CAP * LS :sasl=PLAIN batch"]
         for line in lines { XCTAssertEqual(try Message.parse(line).serialized(), line) }
