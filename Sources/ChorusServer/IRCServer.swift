@@ -21,7 +21,7 @@ public final class IRCServer: @unchecked Sendable {
     let loop: EventLoop
     let logger: Logger
     let now: @Sendable () -> Date
-    let createdAt: Date
+    let welcome: Welcome
     let allocator = ByteBufferAllocator()
     let version = "chorus-0.1"
 
@@ -93,7 +93,7 @@ public final class IRCServer: @unchecked Sendable {
         self.loop = self.group.next()
         self.now = now
         self.logger = logger
-        self.createdAt = now()
+        self.welcome = Welcome(config: config, createdAt: now())
     }
 
     // MARK: Lifecycle

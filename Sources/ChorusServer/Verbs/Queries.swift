@@ -146,20 +146,16 @@ extension IRCServer {
     func handleMotd(_ reply: Reply, _ m: Message) { sendMotd(reply) }
 
     func sendMotd(_ reply: Reply) {
-        guard !config.motd.isEmpty else { return reply.numeric(.noMotd, "MOTD File is missing") }
+        guard !welcome.motd.isEmpty else { return reply.numeric(.noMotd, "MOTD File is missing") }
         reply.numeric(.motdStart, "- \(name) Message of the day - ")
-        for line in config.motd.split(separator: "\n", omittingEmptySubsequences: false) {
-            reply.numeric(.motd, "- " + line)
-        }
+        for line in welcome.motd { reply.numeric(.motd, line) }
         reply.numeric(.endOfMotd, "End of /MOTD command.")
     }
 
     // VERSION
     func handleVersion(_ reply: Reply, _ m: Message) {
         reply.numeric(.version, version, name, "Chorus: an IRC server for teams that share work")
-        for tokens in ISupport.tokens(config).chunks(ofCount: 12) {
-            reply.numeric(.isupport, params: tokens + ["are supported by this server"])
-        }
+        for line in welcome.isupport { reply.numeric(.isupport, params: line) }
     }
 
     // TIME

@@ -186,11 +186,9 @@ extension IRCServer {
         nicks[client.nickKey] = client
         reply.numeric(.welcome, "Welcome to the \(config.network) IRC network, \(client.prefix)")
         reply.numeric(.yourHost, "Your host is \(name), running version \(version)")
-        reply.numeric(.created, "This server was created \(createdAt)")
+        reply.numeric(.created, "This server was created \(welcome.created)")
         reply.numeric(.myInfo, name, version, "iow", "biklmnostv", "bklov")
-        for tokens in ISupport.tokens(config).chunks(ofCount: 12) {
-            reply.numeric(.isupport, params: tokens + ["are supported by this server"])
-        }
+        for line in welcome.isupport { reply.numeric(.isupport, params: line) }
         sendLusers(reply)
         sendMotd(reply)
         if let account = client.account {
@@ -321,8 +319,3 @@ extension IRCServer {
     }
 }
 
-extension Array {
-    func chunks(ofCount n: Int) -> [[Element]] {
-        stride(from: 0, to: count, by: n).map { Array(self[$0..<Swift.min($0 + n, count)]) }
-    }
-}
