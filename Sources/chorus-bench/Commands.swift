@@ -72,7 +72,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
             self.connections[0].send("PRIVMSG #cmd-\(self.prefix) :!job add bench target\r\n")
         }
         try bench.wait("the job") { self.jobID != nil && self.echoOff }
-        let cpu0 = bench.server.cpuSeconds()
+        let cpu0 = bench.server.cpuTime()
         let start = now()
         bench.on { self.total = commands; self.window = rate == nil ? window : 0 }
         if let rate {
@@ -82,7 +82,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
         }
         try bench.wait("events (\(commands) commands)") { self.received >= commands }
         let seconds = Double(now() - start) / 1e9
-        let cpu1 = bench.server.cpuSeconds()
+        let cpu1 = bench.server.cpuTime()
         let lat = bench.on { self.latencies }
         var f = Figures()
         f.add("bots", Double(bots), "", digits: 0)
@@ -90,7 +90,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
         f.add(rate == nil ? "durable commands per second (saturated)" : "durable commands per second", Double(commands) / seconds, "/s", digits: 0)
         f.add("command → event latency p50", lat.percentile(0.5), "ms", digits: 3)
         f.add("command → event latency p99", lat.percentile(0.99), "ms", digits: 3)
-        f.add("server CPU per command", (cpu1 - cpu0) / Double(commands) * 1000, "ms", digits: 3)
+        f.addCPU("server CPU per command", cpu1 - cpu0, per: Double(commands), scale: 1000, "ms")
         for c in connections { c.channel?.close(promise: nil) }
         return f
     }

@@ -139,15 +139,26 @@ struct ServerProcess {
         return .nan
     }
 
-    /// User + system CPU seconds so far.
-    func cpuSeconds() -> Double {
+    /// User and system CPU seconds so far (10 ms ticks: measure enough work to rise above them).
+    func cpuTime() -> CPUTime {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return .nan }
+              let close = text.lastIndex(of: ")") else { return CPUTime(user: .nan, system: .nan) }
         let fields = text[text.index(after: close)...].split(separator: " ")
         // After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
-        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return .nan }
-        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return CPUTime(user: .nan, system: .nan) }
+        let tick = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return CPUTime(user: u / tick, system: s / tick)
     }
+}
+
+/// CPU seconds in user space (the server's own code and libraries) and in the kernel (sockets),
+/// apart: a change to the server's code moves the first, and the machine's noise moves both.
+struct CPUTime {
+    var user: Double
+    var system: Double
+    var total: Double { user + system }
+
+    static func - (a: CPUTime, b: CPUTime) -> CPUTime { CPUTime(user: a.user - b.user, system: a.system - b.system) }
 }
 
 /// Latency samples in microseconds; percentiles by sorting (scenarios keep at most a few million).

@@ -59,6 +59,12 @@ struct Figures {
     mutating func add(_ name: String, _ value: Double, _ unit: String, digits: Int = 2) {
         rows.append((name, String(format: "%.\(digits)f %@", value, unit)))
     }
+    /// `name` with the CPU time per unit of work, and a line after it with the user and system parts.
+    mutating func addCPU(_ name: String, _ cpu: CPUTime, per count: Double, scale: Double, _ unit: String, digits: Int = 3) {
+        add(name, cpu.total / count * scale, unit, digits: digits)
+        rows.append(("  user / system", String(format: "%.\(digits)f / %.\(digits)f %@", cpu.user / count * scale, cpu.system / count * scale, unit)))
+    }
+
     func print(title: String) {
         Swift.print("== \(title)")
         let width = rows.map(\.0.count).max() ?? 0
@@ -79,7 +85,7 @@ final class IdleScenario: LineSink, @unchecked Sendable {
     func closed(_ c: BenchConnection) {}
 
     func run(_ bench: Bench, clients: Int) throws -> Figures {
-        let rss0 = bench.server.rssKiB(), cpu0 = bench.server.cpuSeconds()
+        let rss0 = bench.server.rssKiB(), cpu0 = bench.server.cpuTime()
         let start = Date()
         var started = 0
         while started < clients {
@@ -98,12 +104,12 @@ final class IdleScenario: LineSink, @unchecked Sendable {
         try bench.wait("all joins") { self.joined >= clients }
         let elapsed = Date().timeIntervalSince(start)
         usleep(1_000_000)  // let the server settle before reading its memory
-        let rss1 = bench.server.rssKiB(), cpu1 = bench.server.cpuSeconds()
+        let rss1 = bench.server.rssKiB(), cpu1 = bench.server.cpuTime()
         var f = Figures()
         f.add("connections", Double(clients), "", digits: 0)
         f.add("connect+register+join rate", Double(clients) / elapsed, "conn/s", digits: 0)
         f.add("server RSS per connection", (rss1 - rss0) / Double(clients), "KiB")
-        f.add("server CPU per connect+register+join", (cpu1 - cpu0) / Double(clients) * 1000, "ms", digits: 3)
+        f.addCPU("server CPU per connect+register+join", cpu1 - cpu0, per: Double(clients), scale: 1000, "ms")
         f.add("server RSS total", rss1 / 1024, "MiB", digits: 1)
         for c in connections { c.channel?.close(promise: nil) }
         return f
@@ -173,7 +179,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         }
         try bench.wait("joins") { self.joined >= self.members }
         usleep(300_000)
-        let cpu0 = bench.server.cpuSeconds()
+        let cpu0 = bench.server.cpuTime()
         let start = now()
         bench.on { self.total = messages }
         bench.progress = { "sent \(self.sent), completed \(self.completed), deliveries \(self.deliveries)" }
@@ -185,7 +191,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         }
         try bench.wait("deliveries") { self.completed >= messages }
         let seconds = Double(now() - start) / 1e9
-        let cpu1 = bench.server.cpuSeconds()
+        let cpu1 = bench.server.cpuTime()
         let (count, lat) = bench.on { (self.deliveries, self.latencies) }
         var f = Figures()
         f.add("members", Double(members), "", digits: 0)
@@ -194,7 +200,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         f.add("deliveries per second", Double(count) / seconds, "/s", digits: 0)
         f.add("latency p50", lat.percentile(0.5), "ms", digits: 3)
         f.add("latency p99", lat.percentile(0.99), "ms", digits: 3)
-        f.add("server CPU per 1M deliveries", (cpu1 - cpu0) / Double(count) * 1e6, "CPU-s", digits: 3)
+        f.addCPU("server CPU per 1M deliveries", cpu1 - cpu0, per: Double(count), scale: 1e6, "CPU-s")
         for c in connections { c.channel?.close(promise: nil) }
         return f
     }
@@ -233,7 +239,7 @@ final class ChurnScenario: LineSink, @unchecked Sendable {
 
     func run(_ bench: Bench, cycles: Int, concurrency: Int) throws -> Figures {
         self.bench = bench
-        let cpu0 = bench.server.cpuSeconds()
+        let cpu0 = bench.server.cpuTime()
         let start = now()
         bench.on {
             self.total = cycles
@@ -241,11 +247,11 @@ final class ChurnScenario: LineSink, @unchecked Sendable {
         }
         try bench.wait("cycles") { self.finished >= cycles }
         let seconds = Double(now() - start) / 1e9
-        let cpu1 = bench.server.cpuSeconds()
+        let cpu1 = bench.server.cpuTime()
         var f = Figures()
         f.add("cycles", Double(cycles), "", digits: 0)
         f.add("cycles per second", Double(cycles) / seconds, "/s", digits: 0)
-        f.add("server CPU per cycle", (cpu1 - cpu0) / Double(cycles) * 1000, "ms", digits: 3)
+        f.addCPU("server CPU per cycle", cpu1 - cpu0, per: Double(cycles), scale: 1000, "ms")
         return f
     }
 }
