@@ -501,15 +501,21 @@ public final class IRCServer: @unchecked Sendable {
         return promise.futureResult
     }
 
-    /// Queues a history line; lines arriving in the same loop turn are written in one transaction.
+    /// Queues a history line; lines of the next `historyBatchDelay` are written in one transaction.
     func record(_ entry: HistoryEntry) {
         if !entry.conversation.hasPrefix("@") { rooms[entry.conversation]?.hasHistory = true }
         pendingHistory.append(entry)
         if !historyFlushScheduled {
             historyFlushScheduled = true
-            loop.execute { self.flushHistory() }
+            loop.scheduleTask(in: Self.historyBatchDelay) { self.flushHistory() }
         }
     }
+
+    /// How long a history line may wait for others to share its transaction. A transaction per
+    /// line rewrote the same table and index pages into the log for every message of a quiet
+    /// room. Reads of history and bot commands take the waiting lines first, so nothing reads
+    /// around them; a crash loses at most this much more history than it would anyway.
+    static let historyBatchDelay = TimeAmount.milliseconds(20)
 
     func flushHistory() {
         let batch = takePendingHistory()
