@@ -82,10 +82,15 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     /// Runs `body` as one transaction (group commit): a burst of commands shares one commit. Each
     /// command inside runs in its own savepoint (`attempt`), so one that fails takes back only itself.
     public func inOneTransaction(_ body: () throws -> Void) throws {
-        try pool.write { db in
-            batch.withLock { $0 = Batch(thread: pthread_self(), connection: db) }
-            defer { batch.withLock { $0 = nil } }
-            do { try body() } catch { forget(); throw error }
+        do {
+            try pool.writeTransaction { db in
+                batch.withLock { $0 = Batch(thread: pthread_self(), connection: db) }
+                defer { batch.withLock { $0 = nil } }
+                try body()
+            }
+        } catch {
+            forget()  // the batch read its own writes, and they are gone (a failed COMMIT too)
+            throw error
         }
     }
 
@@ -115,7 +120,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         /// Inside a batch a write joins the command's savepoint: a command that fails halfway is
         /// refused, and `attempt` takes back all of it.
         func write<T>(_ body: (Database) throws -> T) throws -> T {
-            guard let db = batch else { return try pool.write(body) }
+            guard let db = batch else { return try pool.writeTransaction(body) }
             return try body(db)
         }
     }

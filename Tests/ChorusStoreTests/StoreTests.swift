@@ -126,6 +126,19 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(HistoryEntry.conversation(between: "Bob", and: "alice"), HistoryEntry.conversation(between: "alice", and: "bob"))
     }
 
+    /// A write that fails halfway stores none of it, and leaves no transaction open behind it.
+    func testAFailedWriteStoresNothingAndTheNextOneWorks() throws {
+        let store = try SQLiteStore(path: path)
+        func line(_ msgid: String, _ text: String) -> HistoryEntry {
+            HistoryEntry(conversation: "#c", msgid: msgid, time: Date(), command: "PRIVMSG", source: "a!a@h", account: nil,
+                         target: "#c", text: text)
+        }
+        try store.appendHistory([line("m1", "kept")])
+        XCTAssertThrowsError(try store.appendHistory([line("m2", "taken back"), line("m1", "a duplicate msgid")]))
+        try store.appendHistory([line("m3", "after")])
+        XCTAssertEqual(try store.history(of: "#c", .latest(after: nil, limit: 10)).map(\.text), ["kept", "after"])
+    }
+
     func testGroupCommitSeesItsOwnWritesAndFailsWhole() throws {
         let store = try SQLiteStore(path: path)
         let t = Date()
