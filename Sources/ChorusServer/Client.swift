@@ -7,6 +7,10 @@ import NIOCore
 final class Client {
     let id: Int
     let channel: Channel
+    /// The connection handler's place in the channel's pipeline. Output written here goes through
+    /// the handlers before it (TLS) without the pipeline's entry checks: ~800 instructions less per
+    /// delivery in light fan-out (callgrind). Used on the server's loop only, which is the channel's.
+    let output: ChannelHandlerContext
     let ip: String
     let isTLS: Bool
     let connectedAt: Date
@@ -68,9 +72,10 @@ final class Client {
         case tooLong
     }
 
-    init(id: Int, channel: Channel, ip: String, isTLS: Bool, now: Date, floodBurst: Int) {
+    init(id: Int, context: ChannelHandlerContext, ip: String, isTLS: Bool, now: Date, floodBurst: Int) {
         self.id = id
-        self.channel = channel
+        self.channel = context.channel
+        self.output = context
         self.ip = ip
         self.isTLS = isTLS
         self.host = ip

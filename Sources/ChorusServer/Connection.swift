@@ -77,7 +77,7 @@ final class ConnectionHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        client = server.accept(context.channel, isTLS: isTLS)
+        client = server.accept(context, isTLS: isTLS)
         context.fireChannelActive()
     }
 

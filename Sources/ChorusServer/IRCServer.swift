@@ -200,7 +200,8 @@ public final class IRCServer: @unchecked Sendable {
 
     // MARK: Connections
 
-    func accept(_ channel: Channel, isTLS: Bool) -> Client? {
+    func accept(_ context: ChannelHandlerContext, isTLS: Bool) -> Client? {
+        let channel = context.channel
         let ip = channel.remoteAddress?.ipAddress ?? "unknown"
         if config.maxConnectionsPerIP > 0, connectionsPerIP[ip, default: 0] >= config.maxConnectionsPerIP {
             let line = "ERROR :Closing link: too many connections from \(ip)\r\n"
@@ -208,7 +209,7 @@ public final class IRCServer: @unchecked Sendable {
             return nil
         }
         nextClientID += 1
-        let client = Client(id: nextClientID, channel: channel, ip: ip, isTLS: isTLS, now: now(), floodBurst: config.floodBurst)
+        let client = Client(id: nextClientID, context: context, ip: ip, isTLS: isTLS, now: now(), floodBurst: config.floodBurst)
         clients[ObjectIdentifier(client)] = client
         connectionsPerIP[ip, default: 0] += 1
         unregisteredCount += 1
@@ -427,7 +428,7 @@ public final class IRCServer: @unchecked Sendable {
             client.hasPendingWrites = false
             guard let bytes = client.outbound else { continue }
             client.outbound = nil
-            client.channel.writeAndFlush(bytes, promise: nil)
+            client.output.writeAndFlush(NIOAny(bytes), promise: nil)
         }
     }
 
