@@ -1,4 +1,3 @@
-import ChorusIRC
 import Foundation
 
 /// The parts of the welcome burst that depend only on the configuration, made once at start:
