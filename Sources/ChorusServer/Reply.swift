@@ -26,8 +26,8 @@ final class Reply {
 
     var nick: String { client.nick }
 
-    func add(_ line: Outgoing) {
-        lines.append(line)
+    func add(_ line: consuming Outgoing) {
+        lines.append(line)  // moved, not copied: an Outgoing holds eight references
     }
 
     func send(_ message: Message) {
@@ -133,16 +133,17 @@ final class Reply {
                 let id = client.nextBatchID()
                 Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
                     .write(for: caps, label: label, to: &out)
-                for var line in lines {
-                    if line.batch == nil { line.batch = id }
-                    line.write(for: caps, to: &out)
+                for i in lines.indices {
+                    if lines[i].batch == nil { lines[i].batch = id }
+                    lines[i].write(for: caps, to: &out)
                 }
                 Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).write(for: caps, to: &out)
             } else {
-                for line in lines { line.write(for: caps, to: &out) }
+                for i in lines.indices { lines[i].write(for: caps, to: &out) }
             }
         } else {
-            for line in lines { line.write(for: caps, to: &out) }
+            // By index: `for line in lines` copies each line (a retain and release of each field).
+            for i in lines.indices { lines[i].write(for: caps, to: &out) }
         }
         if !out.isEmpty { server.write(server.allocator.buffer(bytes: out), to: client) }
     }
