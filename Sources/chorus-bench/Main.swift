@@ -75,7 +75,9 @@ struct ChorusBench: ParsableCommand {
 /// Starts chorusd on free loopback ports with a fresh data folder and no limits.
 enum Spawn {
     static func start(_ path: String) throws -> (Process, Int, Int) {
-        let plain = Int.random(in: 20000..<40000), tls = plain + 1
+        // Below Linux's ephemeral range (32768 and up): the generator's own connections take
+        // ports there, and a server that cannot bind exits at once.
+        let plain = 2 * Int.random(in: 10000..<16000), tls = plain + 1
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(plain)").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
@@ -95,9 +97,12 @@ enum Spawn {
             } == 0
             close(fd)
             if ok { return (p, plain, tls) }
+            guard p.isRunning else {
+                throw BenchError("chorusd exited (status \(p.terminationStatus)) before listening on 127.0.0.1:\(plain)")
+            }
             usleep(50_000)
         }
         p.terminate()
-        throw BenchError("chorusd did not start listening on 127.0.0.1:\(plain)")
+        throw BenchError("chorusd did not start listening on 127.0.0.1:\(plain) within 10 s")
     }
 }
