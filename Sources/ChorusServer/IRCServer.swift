@@ -371,19 +371,19 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     private func dispatch(_ client: Client, _ message: Message) {
+        // Refusals go through the reply too: a labeled line gets its label back whatever happens.
+        let reply = Reply(client: client, server: self, command: message.command, label: message.tag("label"))
         guard let verb = Verbs.table[message.command] else {
             if client.registered {
-                sendNumeric(.unknownCommand, to: client, message.command, "Unknown command")
+                reply.numeric(.unknownCommand, message.command, "Unknown command")
             } else {
-                sendNumeric(.notRegistered, to: client, "You have not registered")
+                reply.numeric(.notRegistered, "You have not registered")
             }
-            return
+            return reply.finish()
         }
-        guard client.registered || verb.beforeRegistration else {
-            return sendNumeric(.notRegistered, to: client, "You have not registered")
-        }
-        let reply = Reply(client: client, server: self, command: message.command, label: message.tag("label"))
-        if message.params.count < verb.minParams {
+        if !client.registered && !verb.beforeRegistration {
+            reply.numeric(.notRegistered, "You have not registered")
+        } else if message.params.count < verb.minParams {
             reply.numeric(.needMoreParams, message.command, "Not enough parameters")
         } else {
             verb.handler(self)(reply, message)

@@ -117,5 +117,12 @@ final class RegistrationTests: XCTestCase {
         let inner = try c.expect(command: "372")
         XCTAssertEqual(inner.tag("batch"), id)
         try c.expect("batch end") { $0.command == "BATCH" && $0.params == ["-" + id] }
+        // Refusals carry the label too: an unknown verb, and a verb missing its parameters.
+        c.send("@label=four FROBNICATE")
+        let unknown = try c.expect(command: "421")
+        XCTAssertEqual(unknown.tag("label"), "four")
+        c.send("@label=five JOIN")
+        let missing = try c.expect(command: "461")
+        XCTAssertEqual(missing.tag("label"), "five")
     }
 }
