@@ -103,26 +103,29 @@ final class RegistrationTests: XCTestCase {
         let server = try TestServer()
         let c = try server.connect()
         try c.register("alice", caps: ["labeled-response", "batch", "message-tags"])
-        c.send("@label=one PING x")
-        let pong = try c.expect(command: "PONG")
-        XCTAssertEqual(pong.tag("label"), "one")
-        c.send("@label=two PONG x")
-        let ack = try c.expect(command: "ACK")
-        XCTAssertEqual(ack.tag("label"), "two")
-        c.send("@label=three MOTD")
-        let open = try c.expect(command: "BATCH")
-        XCTAssertEqual(open.tag("label"), "three")
+        /// Sends a labeled line; its answer must be `command` carrying that label.
+        @discardableResult
+        func answer(_ label: String, _ line: String, _ command: String, from client: TestClient) throws -> Message {
+            client.send("@label=\(label) \(line)")
+            let reply = try client.expect(command: command)
+            XCTAssertEqual(reply.tag("label"), label, line)
+            return reply
+        }
+        try answer("one", "PING x", "PONG", from: c)
+        try answer("two", "PONG x", "ACK", from: c)
+        let open = try answer("three", "MOTD", "BATCH", from: c)
         XCTAssertEqual(open.params.dropFirst().first, "labeled-response")
         let id = String(open.params[0].dropFirst())
         let inner = try c.expect(command: "372")
         XCTAssertEqual(inner.tag("batch"), id)
         try c.expect("batch end") { $0.command == "BATCH" && $0.params == ["-" + id] }
-        // Refusals carry the label too: an unknown verb, and a verb missing its parameters.
-        c.send("@label=four FROBNICATE")
-        let unknown = try c.expect(command: "421")
-        XCTAssertEqual(unknown.tag("label"), "four")
-        c.send("@label=five JOIN")
-        let missing = try c.expect(command: "461")
-        XCTAssertEqual(missing.tag("label"), "five")
+        // Refusals carry the label too: an unknown verb, a verb missing its parameters, and a
+        // line from a client that has not registered yet.
+        try answer("four", "FROBNICATE", "421", from: c)
+        try answer("five", "JOIN", "461", from: c)
+        let early = try server.connect()
+        early.send("CAP REQ :labeled-response")
+        try early.expect(command: "CAP", "*", "ACK")
+        try answer("six", "PRIVMSG #x :too soon", "451", from: early)
     }
 }
