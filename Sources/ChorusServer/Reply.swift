@@ -124,24 +124,21 @@ final class Reply {
         let caps = client.caps
         var out: [UInt8] = []
         out.reserveCapacity(lines.count * 96)
-        if let label {
-            if lines.isEmpty {
-                Outgoing(Message(source: server.name, "ACK"), time: server.now()).write(for: caps, label: label, to: &out)
-            } else if lines.count == 1 {
-                lines[0].write(for: caps, label: label, to: &out)
-            } else if caps.contains(.batch) {
-                let id = client.nextBatchID()
-                Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
-                    .write(for: caps, label: label, to: &out)
-                for i in lines.indices {
-                    if lines[i].batch == nil { lines[i].batch = id }
-                    lines[i].write(for: caps, to: &out)
-                }
-                Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).write(for: caps, to: &out)
-            } else {
-                for i in lines.indices { lines[i].write(for: caps, to: &out) }
+        switch label {
+        case let label? where lines.isEmpty:
+            Outgoing(Message(source: server.name, "ACK"), time: server.now()).write(for: caps, label: label, to: &out)
+        case let label? where lines.count == 1:
+            lines[0].write(for: caps, label: label, to: &out)
+        case let label? where caps.contains(.batch):
+            let id = client.nextBatchID()
+            Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
+                .write(for: caps, label: label, to: &out)
+            for i in lines.indices {
+                if lines[i].batch == nil { lines[i].batch = id }
+                lines[i].write(for: caps, to: &out)
             }
-        } else {
+            Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).write(for: caps, to: &out)
+        default:
             // By index: `for line in lines` copies each line (a retain and release of each field).
             for i in lines.indices { lines[i].write(for: caps, to: &out) }
         }
