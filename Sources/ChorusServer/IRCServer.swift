@@ -446,13 +446,13 @@ public final class IRCServer: @unchecked Sendable {
     /// Sends `outgoing` to each recipient once, skipping `except`. The requester's own copy goes into its reply.
     func broadcast<S: Sequence>(_ outgoing: Outgoing, to recipients: S, except: Client? = nil, reply: Reply? = nil,
                                 only filter: ((Client) -> Bool)? = nil) where S.Element == Client {
-        var bytes = FanoutBytes(outgoing, allocator: allocator)
+        var bytes = FanoutBytes(allocator: allocator)
         for client in recipients where client !== except && !client.closing {
             if let filter, !filter(client) { continue }
             if let reply, client === reply.client {
                 reply.add(outgoing)
             } else {
-                write(bytes.bytes(for: client.caps), to: client)
+                write(bytes.bytes(of: outgoing, for: client.caps), to: client)
             }
         }
     }

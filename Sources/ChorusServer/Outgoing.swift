@@ -21,12 +21,12 @@ struct Outgoing {
         self.clientTags = clientTags
     }
 
-    /// Appends the line as a client with `caps` should read it, plus `label` when it ends a labeled
-    /// reply, with its CR LF.
-    func write(for caps: Caps, label: String? = nil, to out: inout [UInt8]) {
+    /// Appends the line as a client with `caps` should read it, with its CR LF: plus `label` when it
+    /// is a labeled reply's only line or opens its batch, and in `batch` unless it is in one of its own.
+    func write(for caps: Caps, label: String? = nil, batch outer: String? = nil, to out: inout [UInt8]) {
         var tags: [Message.Tag] = []
         if let label { tags.append(.init("label", label)) }
-        if let batch, caps.contains(.batch) { tags.append(.init("batch", batch)) }
+        if let batch = batch ?? outer, caps.contains(.batch) { tags.append(.init("batch", batch)) }
         if caps.contains(.serverTime) { tags.append(.init("time", Timestamp.format(time))) }
         if caps.contains(.messageTags) {
             if let msgid { tags.append(.init("msgid", msgid)) }
@@ -46,17 +46,16 @@ struct Outgoing {
 }
 
 /// One broadcast's bytes, made once per capability variant and shared by every recipient of that variant.
+/// It keeps only the bytes: the line itself stays with the caller, so it is not copied.
 struct FanoutBytes {
-    let outgoing: Outgoing
     let allocator: ByteBufferAllocator
     private var variants: [(Caps, ByteBuffer)] = []
 
-    init(_ outgoing: Outgoing, allocator: ByteBufferAllocator) {
-        self.outgoing = outgoing
+    init(allocator: ByteBufferAllocator) {
         self.allocator = allocator
     }
 
-    mutating func bytes(for caps: Caps) -> ByteBuffer {
+    mutating func bytes(of outgoing: borrowing Outgoing, for caps: Caps) -> ByteBuffer {
         let variant = caps.intersection(Caps.tagVariantBits)
         for (v, buffer) in variants where v == variant { return buffer }
         let buffer = outgoing.buffer(for: variant, allocator: allocator)
