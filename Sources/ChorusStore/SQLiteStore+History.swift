@@ -3,12 +3,16 @@ import Foundation
 import GRDB
 
 extension SQLiteStore {
+    /// A history line's columns, written and read in this order. `entry(_:)` reads them by position:
+    /// by name, GRDB compares each name case-insensitively, a `lowercased()` per column of every row.
+    static let historyColumns = "conversation, msgid, time, command, source, account, target, text, client_tags, audience"
+
     public func appendHistory(_ entries: [HistoryEntry]) throws {
         guard !entries.isEmpty else { return }
         // One transaction for the whole batch: the server groups lines that arrive together.
         try db.write { db in
             let statement = try db.cachedStatement(sql: """
-                INSERT INTO history (conversation, msgid, time, command, source, account, target, text, client_tags, audience)
+                INSERT INTO history (\(Self.historyColumns))
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
             for e in entries {
@@ -44,11 +48,13 @@ extension SQLiteStore {
             func fetch(_ condition: String, _ args: [any DatabaseValueConvertible], descending: Bool, limit: Int) throws -> [HistoryEntry] {
                 let order = descending ? "DESC" : "ASC"
                 // A few dozen shapes at most (reader × bound × order), so they are cached too.
-                let rows = try Row.fetchAll(cached: db, sql: """
-                    SELECT * FROM history WHERE conversation = ? \(visible) \(condition)
+                let statement = try db.cachedStatement(sql: """
+                    SELECT \(Self.historyColumns) FROM history WHERE conversation = ? \(visible) \(condition)
                     ORDER BY time \(order), id \(order) LIMIT ?
-                    """, arguments: StatementArguments([conversation] + visibleArgs + args + [max(0, limit)]))
-                let entries = rows.map(Self.entry)
+                    """)
+                // A cursor's row is read in place and made into an entry; `fetchAll` would copy each row first.
+                let entries = try Array(Row.fetchCursor(statement, arguments: StatementArguments(
+                    [conversation] + visibleArgs + args + [max(0, limit)])).map(Self.entry))
                 return descending ? entries.reversed() : entries
             }
             switch query {
@@ -98,10 +104,10 @@ extension SQLiteStore {
     }
 
     static func entry(_ row: Row) -> HistoryEntry {
-        HistoryEntry(conversation: row["conversation"], msgid: row["msgid"], time: Millis.date(row["time"]),
-                     command: row["command"], source: row["source"], account: row["account"],
-                     target: row["target"], text: row["text"], clientTags: row["client_tags"],
-                     audience: (row["audience"] as String?).map { $0.split(separator: " ").map(String.init) })
+        HistoryEntry(conversation: row[0], msgid: row[1], time: Millis.date(row[2]),
+                     command: row[3], source: row[4], account: row[5],
+                     target: row[6], text: row[7], clientTags: row[8],
+                     audience: (row[9] as String?).map { $0.split(separator: " ").map(String.init) })
     }
 
     /// ` alice bob `: spaces on both ends, so `instr` finds a whole key and never a part of one.
