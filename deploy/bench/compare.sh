@@ -12,7 +12,7 @@ CYCLES=${3:-3000}
 for pkg in ngircd inspircd; do
   command -v "$pkg" >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngircd inspircd; break; }
 done
-swift build -c release >/dev/null
+bash deploy/build-release.sh >/dev/null
 BENCH=.build/release/chorus-bench
 work=$(mktemp -d)
 pids=()
