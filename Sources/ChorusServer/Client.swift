@@ -11,6 +11,8 @@ final class Client {
     /// the handlers before it (TLS) without the pipeline's entry checks: ~800 instructions less per
     /// delivery in light fan-out (callgrind). Used on the server's loop only, which is the channel's.
     let output: ChannelHandlerContext
+    /// The socket itself, for plaintext clients: output goes straight to it when it can (`SocketWrite`).
+    let socket: SocketWrite.Socket?
     let ip: String
     let isTLS: Bool
     let connectedAt: Date
@@ -66,6 +68,9 @@ final class Client {
     var hasPendingWrites = false
     /// This loop turn's lines, written to the channel at its end (`IRCServer.flushPending`).
     var outbound: ByteBuffer?
+    /// Writes the channel has taken and not finished. While there are any, new output queues behind
+    /// them rather than going straight to the socket (`SocketWrite`).
+    var writesInChannel = 0
 
     enum Inbound {
         case line(String)
@@ -76,6 +81,7 @@ final class Client {
         self.id = id
         self.channel = context.channel
         self.output = context
+        self.socket = isTLS ? nil : SocketWrite.socket(of: context.channel)
         self.ip = ip
         self.isTLS = isTLS
         self.host = ip

@@ -426,9 +426,21 @@ public final class IRCServer: @unchecked Sendable {
         dirty.removeAll(keepingCapacity: true)
         for client in batch {
             client.hasPendingWrites = false
-            guard let bytes = client.outbound else { continue }
+            guard var bytes = client.outbound else { continue }
             client.outbound = nil
-            client.output.writeAndFlush(NIOAny(bytes), promise: nil)
+            guard let socket = client.socket else {
+                client.output.writeAndFlush(NIOAny(bytes), promise: nil)
+                continue
+            }
+            if client.writesInChannel == 0 {
+                bytes.moveReaderIndex(forwardBy: SocketWrite.sendNow(bytes, to: socket))
+                if bytes.readableBytes == 0 { continue }
+            }
+            // The rest waits in the channel, and what follows waits behind it.
+            client.writesInChannel += 1
+            let written = loop.makePromise(of: Void.self)
+            written.futureResult.whenComplete { _ in client.writesInChannel -= 1 }
+            client.output.writeAndFlush(NIOAny(bytes), promise: written)
         }
     }
 
