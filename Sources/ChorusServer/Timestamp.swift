@@ -4,7 +4,11 @@ import Foundation
 /// every delivered line may carry one, so this is on the hot path.
 enum Timestamp {
     static func format(_ date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // To the nearest millisecond, as the store keeps times (`Millis.from`): a line's live stamp
+        // and the stamp it has when replayed must be the same, or a client asking for history
+        // after a stamp gets that line again. Rounding down also read a stored millisecond
+        // (`ms / 1000`, a binary fraction a hair below it) as the one before.
+        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded())
         var days = millis >= 0 ? millis / 86_400_000 : (millis - 86_399_999) / 86_400_000
         let msOfDay = millis - days * 86_400_000
         // Civil-from-days (Howard Hinnant's algorithm).
@@ -18,7 +22,36 @@ enum Timestamp {
         let month = mp < 10 ? mp + 3 : mp - 9
         let year = yoe + era * 400 + (month <= 2 ? 1 : 0)
         let h = msOfDay / 3_600_000, m = msOfDay / 60_000 % 60, s = msOfDay / 1000 % 60, ms = msOfDay % 1000
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(ms, 3))Z"
+        guard (0...9999).contains(year) else {
+            return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(h, 2)):\(pad(m, 2)):\(pad(s, 2)).\(pad(ms, 3))Z"
+        }
+        // Digits written in place: interpolating seven padded numbers cost ~8k instructions a stamp.
+        return String(unsafeUninitializedCapacity: 24) { out in
+            func put(_ value: Int64, _ width: Int, at start: Int, then separator: Character) {
+                var v = value
+                for i in stride(from: start + width - 1, through: start, by: -1) {
+                    out[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
+                    v /= 10
+                }
+                out[start + width] = separator.asciiValue!
+            }
+            put(year, 4, at: 0, then: "-")
+            put(month, 2, at: 5, then: "-")
+            put(day, 2, at: 8, then: "T")
+            put(h, 2, at: 11, then: ":")
+            put(m, 2, at: 14, then: ":")
+            put(s, 2, at: 17, then: ".")
+            put(ms, 3, at: 20, then: "Z")
+            return 24
+        }
+    }
+
+    /// `2026-11-23 06:40 UTC`: the stamp of a replayed line for a client without `server-time`.
+    static func short(_ date: Date) -> String {
+        let stamp = format(date)  // 2026-11-23T06:40:00.000Z
+        let utf8 = Array(stamp.utf8)
+        guard utf8.count == 24 else { return stamp }
+        return String(decoding: utf8[0..<10], as: UTF8.self) + " " + String(decoding: utf8[11..<16], as: UTF8.self) + " UTC"
     }
 
     /// Reads `2026-11-23T06:40:00.123Z` (fraction optional); nil for anything else.

@@ -3,6 +3,28 @@ import ChorusIRC
 import XCTest
 
 final class HistoryTests: XCTestCase {
+    /// A client that missed lines asks for those after the last `time` it saw. That line itself
+    /// must not come back: its live stamp and its stored time are the same millisecond.
+    func testHistoryAfterALiveStampLeavesOutThatLine() throws {
+        let server = try TestServer()
+        try server.addAccount("bob", "bob-password")
+        let a = try server.connect()
+        try a.register("alice")
+        try a.join("#log")
+        let b = try server.connect()
+        try b.register("bob", caps: ["draft/chathistory", "batch", "server-time", "message-tags"], sasl: ("bob", "bob-password"))
+        try b.join("#log")
+        for i in 1...20 {
+            a.send("PRIVMSG #log :line \(i)")
+            let live = try b.expect(command: "PRIVMSG", "#log", "line \(i)")
+            let stamp = try XCTUnwrap(live.tag("time"))
+            b.send("CHATHISTORY AFTER #log timestamp=\(stamp) 10")
+            let after = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+                .filter { $0.command == "PRIVMSG" }.map { $0.params[1] }
+            XCTAssertEqual(after, [], "after line \(i)'s own stamp \(stamp)")
+        }
+    }
+
     func testChathistoryPagesRoomAndPrivateHistory() throws {
         let server = try TestServer()
         try server.addAccount("alice", "alice-password")

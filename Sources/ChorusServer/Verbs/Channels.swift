@@ -126,7 +126,7 @@ extension IRCServer {
             guard !entries.isEmpty, !client.closing, room.contains(client) else { return }
             let stamp = !client.caps.contains(.serverTime)
             let lines = entries.map { e -> Outgoing in
-                let text = stamp ? "[\(Self.shortTime(e.time))] \(e.text)" : e.text
+                let text = stamp ? "[\(Timestamp.short(e.time))] \(e.text)" : e.text
                 return Outgoing(Message(source: e.source, e.command, [e.target, text]), time: e.time, msgid: e.msgid, account: e.account)
             }
             if client.caps.contains(.batch) {
@@ -138,12 +138,6 @@ extension IRCServer {
                 for line in lines { self.send(line, to: client) }
             }
         }
-    }
-
-    static func shortTime(_ date: Date) -> String {
-        let s = Timestamp.format(date)  // 2026-11-23T06:40:00.000Z
-        let chars = Array(s)
-        return String(chars[0..<10]) + " " + String(chars[11..<16]) + " UTC"
     }
 
     func namesLines(_ room: LiveRoom, for client: Client) -> [Message] {
