@@ -27,21 +27,22 @@ enum Timestamp {
         }
         // Digits written in place: interpolating seven padded numbers cost ~8k instructions a stamp.
         return String(unsafeUninitializedCapacity: 24) { out in
-            func put(_ value: Int64, _ width: Int, at start: Int, then separator: Character) {
-                var v = value
-                for i in stride(from: start + width - 1, through: start, by: -1) {
+            func put(_ value: Int64, _ width: Int, at start: Int, then separator: UInt8) {
+                var v = value, i = start + width
+                while i > start {
+                    i -= 1
                     out[i] = UInt8(truncatingIfNeeded: 48 + v % 10)
                     v /= 10
                 }
-                out[start + width] = separator.asciiValue!
+                out[start + width] = separator
             }
-            put(year, 4, at: 0, then: "-")
-            put(month, 2, at: 5, then: "-")
-            put(day, 2, at: 8, then: "T")
-            put(h, 2, at: 11, then: ":")
-            put(m, 2, at: 14, then: ":")
-            put(s, 2, at: 17, then: ".")
-            put(ms, 3, at: 20, then: "Z")
+            put(year, 4, at: 0, then: UInt8(ascii: "-"))
+            put(month, 2, at: 5, then: UInt8(ascii: "-"))
+            put(day, 2, at: 8, then: UInt8(ascii: "T"))
+            put(h, 2, at: 11, then: UInt8(ascii: ":"))
+            put(m, 2, at: 14, then: UInt8(ascii: ":"))
+            put(s, 2, at: 17, then: UInt8(ascii: "."))
+            put(ms, 3, at: 20, then: UInt8(ascii: "Z"))
             return 24
         }
     }
