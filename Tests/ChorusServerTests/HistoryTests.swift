@@ -25,6 +25,41 @@ final class HistoryTests: XCTestCase {
         }
     }
 
+    /// Without `draft/chathistory`, a join replays the latest lines: in a `chathistory` batch with
+    /// their own stamps for a client with `batch` and `server-time`, stamped in the text otherwise.
+    func testJoinReplaysTheLatestLines() throws {
+        let server = try TestServer()
+        let a = try server.connect()
+        try a.register("alice")
+        try a.join("#log")
+        for i in 1...3 { a.send("PRIVMSG #log :line \(i)") }
+        a.send("PING sent")
+        try a.expect(command: "PONG", "test.chorus", "sent")
+
+        let b = try server.connect()
+        try b.register("bob", caps: ["batch", "server-time", "message-tags"])
+        b.send("JOIN #log")
+        let open = try b.expect(command: "BATCH")
+        XCTAssertEqual(Array(open.params.dropFirst()), ["chathistory", "#log"])
+        XCTAssertNil(open.tag("batch"), "a batch does not open inside itself")
+        let id = String(open.params[0].dropFirst())
+        let lines = try b.collect(until: { $0.command == "BATCH" })
+        XCTAssertEqual(lines.last?.params, ["-" + id])
+        let replayed = lines.filter { $0.command == "PRIVMSG" }
+        XCTAssertEqual(replayed.map { $0.params[1] }, ["line 1", "line 2", "line 3"])
+        XCTAssertTrue(replayed.allSatisfy { $0.tag("batch") == id && $0.tag("time") != nil && $0.tag("msgid") != nil })
+
+        let c = try server.connect()
+        try c.register("carol")
+        c.send("JOIN #log")
+        let plain = try c.collect(until: { $0.params.last?.hasSuffix("line 3") == true }).filter { $0.command == "PRIVMSG" }
+        XCTAssertEqual(plain.count, 3)
+        for (i, line) in plain.enumerated() {
+            let text = line.params[1]
+            XCTAssertTrue(text.range(of: #"^\[\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\] line \#(i + 1)$"#, options: .regularExpression) != nil, text)
+        }
+    }
+
     func testChathistoryPagesRoomAndPrivateHistory() throws {
         let server = try TestServer()
         try server.addAccount("alice", "alice-password")

@@ -124,19 +124,25 @@ extension IRCServer {
         let key = room.key, limit = config.historyReplayLines, reader = room.historyReader(for: client)
         readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit), reader: reader) }.whenSuccess { entries in
             guard !entries.isEmpty, !client.closing, room.contains(client) else { return }
-            let stamp = !client.caps.contains(.serverTime)
-            let lines = entries.map { e -> Outgoing in
+            let caps = client.caps
+            let stamp = !caps.contains(.serverTime)
+            let batch = caps.contains(.batch) ? client.nextBatchID() : nil
+            // One buffer, one write: a buffer and a write per line were a quarter of the replay's cost.
+            var out: [UInt8] = []
+            out.reserveCapacity(entries.count * 128)
+            if let batch {
+                Outgoing(Message(source: self.name, "BATCH", ["+" + batch, "chathistory", room.name]), time: self.now())
+                    .write(for: caps, to: &out)
+            }
+            for e in entries {
                 let text = stamp ? "[\(Timestamp.short(e.time))] \(e.text)" : e.text
-                return Outgoing(Message(source: e.source, e.command, [e.target, text]), time: e.time, msgid: e.msgid, account: e.account)
+                Outgoing(Message(source: e.source, e.command, [e.target, text]), time: e.time, msgid: e.msgid, account: e.account)
+                    .write(for: caps, batch: batch, to: &out)
             }
-            if client.caps.contains(.batch) {
-                let id = client.nextBatchID()
-                self.send(Outgoing(Message(source: self.name, "BATCH", ["+" + id, "chathistory", room.name]), time: self.now()), to: client)
-                for var line in lines { line.batch = id; self.send(line, to: client) }
-                self.send(Outgoing(Message(source: self.name, "BATCH", ["-" + id]), time: self.now()), to: client)
-            } else {
-                for line in lines { self.send(line, to: client) }
+            if let batch {
+                Outgoing(Message(source: self.name, "BATCH", ["-" + batch]), time: self.now()).write(for: caps, to: &out)
             }
+            self.write(self.allocator.buffer(bytes: out), to: client)
         }
     }
 
