@@ -36,8 +36,11 @@ final class OutputTests: XCTestCase {
         return (slow, fast, sent)
     }
 
+    /// Read on the server's loop. The task holds the server weakly: a task is released on the loop
+    /// after it ran, and a TestServer released last there would shut down from its own loop (a trap).
     private func writesInChannel(_ server: TestServer, of nick: String) throws -> Int? {
-        try server.server.loop.submit { server.server.nicks[nick]?.writesInChannel }.wait()
+        let irc = server.server!
+        return try irc.loop.submit { [weak irc] in irc?.nicks[nick]?.writesInChannel }.wait()
     }
 
     func testASlowReaderGetsEveryLineInOrder() throws {
