@@ -31,7 +31,7 @@ enum SocketWrite {
     /// On the channel's event loop only; NIO's scoped access guarantees the descriptor is still the
     /// channel's own (it throws once the channel has closed it).
     static func sendNow(_ bytes: ByteBuffer, to socket: Socket) -> Int {
-        sendNow(bytes, through: socket)
+        sendNow(bytes, through: socket)  // opens the existential: `withUnsafeTransport` is generic
     }
 
     private static func sendNow<Core: NIOTransportAccessibleChannelCore>(_ bytes: ByteBuffer, through core: Core) -> Int {
@@ -43,7 +43,7 @@ enum SocketWrite {
     }
 
     #if canImport(Darwin)
-    private static let noSignal: Int32 = 0  // Darwin: SO_NOSIGPIPE, which NIO sets on its sockets
+    private static let noSignal: Int32 = 0  // Darwin: NIO sets F_SETNOSIGPIPE on its sockets
     #else
     private static let noSignal = Int32(MSG_NOSIGNAL)
     #endif

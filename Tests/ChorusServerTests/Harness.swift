@@ -197,7 +197,11 @@ final class TestClient {
     var isClosed: Bool { !channel.isActive }
 }
 
-enum TestError: Error { case timeout(String) }
+enum TestError: Error {
+    case timeout(String)
+    /// A system call the test itself makes (socket, connect) failed.
+    case failed(String)
+}
 
 private final class Inbox: @unchecked Sendable {
     private let condition = NSCondition()

@@ -92,7 +92,7 @@ final class RawClient {
 
     init(port: Int, receiveBuffer: Int32) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestError.timeout("socket") }
+        guard fd >= 0 else { throw TestError.failed("socket: errno \(errno)") }
         var size = receiveBuffer
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         var timeout = timeval(tv_sec: 0, tv_usec: 100_000)
@@ -104,7 +104,7 @@ final class RawClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { close(fd); throw TestError.timeout("connect") }
+        guard connected == 0 else { close(fd); throw TestError.failed("connect: errno \(errno)") }
     }
 
     deinit { close(fd) }
