@@ -432,7 +432,9 @@ public final class IRCServer: @unchecked Sendable {
                 client.output.writeAndFlush(NIOAny(bytes), promise: nil)
                 continue
             }
-            if client.writesInChannel == 0 {
+            if client.writesInChannel == 0 && !client.closing {
+                // Debug builds (the tests) check on every send that NIO still has this descriptor open.
+                assert(SocketWrite.descriptor(of: client.channel) == socket, "a send on a descriptor NIO has closed")
                 bytes.moveReaderIndex(forwardBy: SocketWrite.sendNow(bytes, to: socket))
                 if bytes.readableBytes == 0 { continue }
             }

@@ -82,12 +82,62 @@ final class OutputTests: XCTestCase {
         XCTAssertNil(try writesInChannel(server, of: "slow"), "still connected")
         try fast.expect(command: "QUIT", "Quit: SendQ exceeded", timeout: 10)
     }
+
+    /// The server sends to a plaintext socket by its descriptor, which the kernel hands to the next
+    /// connection once NIO closes it. Members vanish (reset or closed) while the room talks, and
+    /// newcomers connect at once and are likely to get their descriptors: a send after the close
+    /// would reach a newcomer, who joined nothing. (Debug builds also assert on every send.)
+    func testMembersThatVanishMidConversationLeaveNothingForTheNextConnection() throws {
+        let server = try TestServer()
+        let talker = try server.connect()
+        try talker.register("talker")
+        try talker.join("#busy")
+        let stayer = try RawClient(port: server.plainPort, receiveBuffer: 1 << 20)
+        stayer.send("NICK stayer\r\nUSER stayer 0 * :Stays\r\nJOIN #busy\r\n")
+        _ = try stayer.read(until: " 366 stayer #busy ")
+
+        var sent = 0
+        func talk(_ lines: Int) {
+            talker.sendRaw(Array((0..<lines).map { _ in defer { sent += 1 }; return "PRIVMSG #busy :line \(sent)\r\n" }.joined().utf8))
+        }
+        for round in 0..<8 {
+            var members: [RawClient] = []
+            for k in 0..<8 {
+                let member = try RawClient(port: server.plainPort, receiveBuffer: 4096)
+                member.send("NICK m\(round)x\(k)\r\nUSER m 0 * :Member\r\nJOIN #busy\r\n")
+                _ = try member.read(until: " 366 m\(round)x\(k) #busy ")
+                members.append(member)
+            }
+            talk(300)
+            for (k, member) in members.enumerated() { member.vanish(reset: k % 2 == 0) }
+            talk(300)
+            var newcomers: [RawClient] = []
+            for k in 0..<8 {
+                let newcomer = try RawClient(port: server.plainPort, receiveBuffer: 1 << 20)
+                newcomer.send("NICK n\(round)x\(k)\r\nUSER n 0 * :Newcomer\r\n")
+                newcomers.append(newcomer)
+            }
+            talk(300)
+            for (k, newcomer) in newcomers.enumerated() {
+                newcomer.send("PING check-\(k)\r\n")
+                let seen = try newcomer.read(until: "check-\(k)")
+                XCTAssertFalse(seen.contains("#busy"), "a line of #busy reached n\(round)x\(k), who joined nothing:\n\(seen.suffix(300))")
+            }
+        }
+        // And the member who stayed heard every line, in order.
+        let text = try stayer.read(until: "line \(sent - 1)\r", timeout: 30)
+        let numbers = text.split(separator: "\r\n").compactMap { line -> Int? in
+            guard let m = try? Message.parse(String(line)), m.command == "PRIVMSG" else { return nil }
+            return Int(m.params.last!.dropFirst(5))
+        }
+        XCTAssertEqual(numbers, Array(0..<sent))
+    }
 }
 
 /// A plaintext client on a blocking socket that reads only when asked, with a small receive buffer,
 /// so that the server's side of the connection fills. Every read is bounded by a deadline.
 final class RawClient {
-    private let fd: Int32
+    private var fd: Int32
     private var received = Data()
 
     init(port: Int, receiveBuffer: Int32) throws {
@@ -107,7 +157,17 @@ final class RawClient {
         guard connected == 0 else { close(fd); throw TestError.failed("connect: errno \(errno)") }
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
+
+    /// Closes the connection: with a reset (RST, as a crashed client) or the usual way (FIN).
+    func vanish(reset: Bool) {
+        if reset {
+            var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+        }
+        close(fd)
+        fd = -1
+    }
 
     func send(_ text: String) {
         let bytes = Array(text.utf8)

@@ -22,24 +22,25 @@ extension IRCServer {
     private func relay(_ reply: Reply, _ m: Message, command: String) {
         let client = reply.client
         let quiet = command == "NOTICE"
+        let isTagMsg = command == "TAGMSG"
         guard let targets = m.params.first, !targets.isEmpty else {
             if !quiet { reply.numeric(.noRecipient, "No recipient given (\(command))") }
             return
         }
         let text = m.params.count > 1 ? m.params[1] : ""
-        if command != "TAGMSG" && text.isEmpty {
+        if !isTagMsg && text.isEmpty {
             if !quiet { reply.numeric(.noTextToSend, "No text to send") }
             return
         }
         let clientTags = m.clientTags
-        if command == "TAGMSG" && clientTags.isEmpty { return }
+        if isTagMsg && clientTags.isEmpty { return }
         client.lastSpokeAt = now()
         for target in targets.split(separator: ",").prefix(4).map(String.init) {
             let t = now()
             let msgid = ids.next(at: t)
-            let out = Outgoing(Message(source: client.prefix, command, command == "TAGMSG" ? [target] : [target, text]),
+            let out = Outgoing(Message(source: client.prefix, command, isTagMsg ? [target] : [target, text]),
                                time: t, msgid: msgid, account: client.accountName, clientTags: clientTags)
-            let recipients: (Client) -> Bool = { command != "TAGMSG" || $0.caps.contains(.messageTags) }
+            let recipients: (Client) -> Bool = { !isTagMsg || $0.caps.contains(.messageTags) }
             let echo = client.caps.contains(.echoMessage)
 
             // @#room and +#room reach only the managers (and voiced members).
@@ -69,7 +70,7 @@ extension IRCServer {
                     return member === client || !(room.status(of: member) ?? []).isDisjoint(with: statusFilter)
                 })
                 if isCommand { runCommand(text, in: room, reply: reply) }
-                if command != "TAGMSG" && statusFilter == nil && relayed {
+                if !isTagMsg && statusFilter == nil && relayed {
                     record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
                                         account: client.accountName, target: room.name, text: text,
                                         clientTags: Message.serializedTags(clientTags)))
@@ -96,7 +97,7 @@ extension IRCServer {
                 if echo && peer !== client { reply.add(out) }
                 if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
                 // Private lines are kept between accounts, so both sides can page them back later.
-                if command != "TAGMSG", let from = client.account, let to = peer.account {
+                if !isTagMsg, let from = client.account, let to = peer.account {
                     record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: to.name), msgid: msgid,
                                         time: t, command: command, source: client.prefix, account: from.name,
                                         target: peer.nick, text: text, clientTags: Message.serializedTags(clientTags)))
