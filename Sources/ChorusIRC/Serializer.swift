@@ -26,28 +26,51 @@ extension Message {
             Message.write(tags, to: &out)
             out.append(UInt8(ascii: " "))
         }
+        Message.writeBody(source: source, command: command, params: params, to: &out)
+    }
+
+    /// Appends a line's source, command and parameters (no tags, no CR LF) without making a
+    /// `Message`: `target` is a first parameter written before `params` (a numeric's nick), so a
+    /// server's reply lines need no array of their own.
+    public static func writeBody(source: String?, command: String, target: String? = nil, params: [String],
+                                 to out: inout [UInt8]) {
         if let source {
             out.append(UInt8(ascii: ":"))
             out.appendUTF8(source)
             out.append(UInt8(ascii: " "))
         }
         out.appendUTF8(command)
-        for (i, param) in params.enumerated() {
+        if let target { writeParam(target, isLast: params.isEmpty, to: &out) }
+        for (i, param) in params.enumerated() { writeParam(param, isLast: i == params.count - 1, to: &out) }
+    }
+
+    /// Appends a line whose body `writeBody(source:command:target:params:to:)` made earlier, with
+    /// `tags` and CR LF.
+    public static func writeLine(tags: [Tag], body: ArraySlice<UInt8>, to out: inout [UInt8]) {
+        if !tags.isEmpty {
+            out.append(UInt8(ascii: "@"))
+            write(tags, to: &out)
             out.append(UInt8(ascii: " "))
-            let isLast = i == params.count - 1
-            // A last parameter that is empty, holds a space or starts with ':' must be trailing;
-            // a middle one that would need it is repaired rather than corrupting the line.
-            let needsTrailing = param.utf8.withContiguousStorageIfAvailable { bytes in
-                bytes.isEmpty || bytes[0] == UInt8(ascii: ":") || bytes.contains(UInt8(ascii: " "))
-            } ?? (param.isEmpty || param.utf8.first == UInt8(ascii: ":") || param.utf8.contains(UInt8(ascii: " ")))
-            if isLast && needsTrailing {
-                out.append(UInt8(ascii: ":"))
-                out.appendUTF8(param)
-            } else if needsTrailing {
-                Message.writeRepaired(param, to: &out)
-            } else {
-                out.appendUTF8(param)
-            }
+        }
+        out.append(contentsOf: body)
+        out.append(UInt8(ascii: "\r"))
+        out.append(UInt8(ascii: "\n"))
+    }
+
+    private static func writeParam(_ param: String, isLast: Bool, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: " "))
+        // A last parameter that is empty, holds a space or starts with ':' must be trailing;
+        // a middle one that would need it is repaired rather than corrupting the line.
+        let needsTrailing = param.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.isEmpty || bytes[0] == UInt8(ascii: ":") || bytes.contains(UInt8(ascii: " "))
+        } ?? (param.isEmpty || param.utf8.first == UInt8(ascii: ":") || param.utf8.contains(UInt8(ascii: " ")))
+        if isLast && needsTrailing {
+            out.append(UInt8(ascii: ":"))
+            out.appendUTF8(param)
+        } else if needsTrailing {
+            writeRepaired(param, to: &out)
+        } else {
+            out.appendUTF8(param)
         }
     }
 

@@ -24,16 +24,23 @@ struct Outgoing {
     /// Appends the line as a client with `caps` should read it, with its CR LF: plus `label` when it
     /// is a labeled reply's only line or opens its batch, and in `batch` unless it is in one of its own.
     func write(for caps: Caps, label: String? = nil, batch outer: String? = nil, to out: inout [UInt8]) {
-        var tags: [Message.Tag] = []
-        if let label { tags.append(.init("label", label)) }
-        if let batch = batch ?? outer, caps.contains(.batch) { tags.append(.init("batch", batch)) }
-        if caps.contains(.serverTime) { tags.append(.init("time", Timestamp.format(time))) }
+        var tags = Outgoing.plainTags(for: caps, label: label, batch: batch ?? outer, time: time)
         if caps.contains(.messageTags) {
             if let msgid { tags.append(.init("msgid", msgid)) }
             tags.append(contentsOf: clientTags)
         }
         if caps.contains(.accountTag), let account { tags.append(.init("account", account)) }
         message.writeLine(to: &out, tags: tags)
+    }
+
+    /// The tags of a line without message id, account or client tags (a server's numeric, say), as
+    /// `write` begins every line's: the label, the batch, the time.
+    static func plainTags(for caps: Caps, label: String?, batch: String?, time: Date) -> [Message.Tag] {
+        var tags: [Message.Tag] = []
+        if let label { tags.append(.init("label", label)) }
+        if let batch, caps.contains(.batch) { tags.append(.init("batch", batch)) }
+        if caps.contains(.serverTime) { tags.append(.init("time", Timestamp.format(time))) }
+        return tags
     }
 
     /// The line as a client with `caps` should read it, in a buffer of its own.

@@ -11,7 +11,9 @@ final class Reply {
     let server: IRCServer
     let command: String
     private let label: String?
-    private var lines: [Outgoing] = []
+    private var lines: [Line] = []
+    /// The bodies of the reply's plain lines, one after another.
+    private var bodies: [UInt8] = []
     private(set) var isSuspended = false
     private var isCommand = false
     private var commandsRunning = 0
@@ -26,22 +28,47 @@ final class Reply {
 
     var nick: String { client.nick }
 
-    func add(_ line: consuming Outgoing) {
-        lines.append(line)
+    /// A line of the reply. The lines a handler makes for this client alone (numerics, notices, the
+    /// echo of its JOIN) carry no tags but label, batch and time, so their bodies are written at once
+    /// and only those tags wait for `write()`: a `Message` and an `Outgoing` per line were ~3.5k of
+    /// a welcome line's ~4.5k instructions (callgrind, 1,000 registrations).
+    private enum Line {
+        case outgoing(Outgoing)
+        case plain(body: Range<Int>, time: Date, batch: String?)
+
+        /// Puts the line in batch `id` unless it is in one of its own.
+        mutating func enter(batch id: String) {
+            switch self {
+            case .outgoing(var line) where line.batch == nil:
+                line.batch = id
+                self = .outgoing(line)
+            case let .plain(body, time, nil):
+                self = .plain(body: body, time: time, batch: id)
+            default:
+                break
+            }
+        }
     }
 
-    /// `consuming`: the message moves into the line (~250 instructions less than a copy of its four references).
-    func send(_ message: consuming Message) {
-        add(Outgoing(message, time: server.now()))
+    func add(_ line: consuming Outgoing) {
+        lines.append(.outgoing(line))
+    }
+
+    func send(_ message: borrowing Message) {
+        let start = bodies.count
+        Message.writeBody(source: message.source, command: message.command, params: message.params, to: &bodies)
+        lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
     }
 
     /// A numeric from the server to this client.
     func numeric(_ numeric: Numeric, _ params: String...) {
-        send(Message(source: server.name, numeric.rawValue, [client.nick] + params))
+        self.numeric(numeric, params: params)
     }
 
     func numeric(_ numeric: Numeric, params: [String]) {
-        send(Message(source: server.name, numeric.rawValue, [client.nick] + params))
+        let start = bodies.count
+        Message.writeBody(source: server.name, command: numeric.rawValue, target: client.nick, params: params, to: &bodies)
+        lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
     }
 
     /// An IRCv3 standard reply (`FAIL <command> <code> [context…] :<text>`). Clients that did not ask
@@ -69,7 +96,7 @@ final class Reply {
         send(Message(source: server.name, "BATCH", ["+" + id, type] + params))
         let start = lines.count
         body()
-        for i in start..<lines.count where lines[i].batch == nil { lines[i].batch = id }
+        for i in start..<lines.count { lines[i].enter(batch: id) }
         send(Message(source: server.name, "BATCH", ["-" + id]))
     }
 
@@ -129,16 +156,26 @@ final class Reply {
         case let label? where lines.isEmpty:
             Outgoing(Message(source: server.name, "ACK"), time: server.now()).write(for: caps, label: label, to: &out)
         case let label? where lines.count == 1:
-            lines[0].write(for: caps, label: label, to: &out)
+            write(lines[0], for: caps, label: label, to: &out)
         case let label? where caps.contains(.batch):
             let id = client.nextBatchID()
             Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
                 .write(for: caps, label: label, to: &out)
-            for i in lines.indices { lines[i].write(for: caps, batch: id, to: &out) }
+            for line in lines { write(line, for: caps, batch: id, to: &out) }
             Outgoing(Message(source: server.name, "BATCH", ["-" + id]), time: server.now()).write(for: caps, to: &out)
         default:
-            for i in lines.indices { lines[i].write(for: caps, to: &out) }
+            for line in lines { write(line, for: caps, to: &out) }
         }
         if !out.isEmpty { server.write(server.allocator.buffer(bytes: out), to: client) }
+    }
+
+    private func write(_ line: Line, for caps: Caps, label: String? = nil, batch outer: String? = nil, to out: inout [UInt8]) {
+        switch line {
+        case .outgoing(let line):
+            line.write(for: caps, label: label, batch: outer, to: &out)
+        case let .plain(body, time, batch):
+            let tags = Outgoing.plainTags(for: caps, label: label, batch: batch ?? outer, time: time)
+            Message.writeLine(tags: tags, body: bodies[body], to: &out)
+        }
     }
 }

@@ -58,6 +58,24 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(String(decoding: out, as: UTF8.self), "MODE #c * +o\r\n")
     }
 
+    /// A server's reply lines are written without a `Message`: the same bytes, whichever way.
+    func testBodyWrittenWithoutAMessageMatchesTheMessage() {
+        let cases: [(String?, [String])] = [
+            ("nick", []), (":odd", []), ("", []), ("nick", ["a", "b c"]), ("nick", ["mid dle", ""]),
+            ("nick", [":x", "last"]), (nil, ["only"]), (nil, []),
+        ]
+        for (target, params) in cases {
+            let tags: [Message.Tag] = [.init("time", "2026-01-01T00:00:00.000Z"), .init("batch", "b1")]
+            var expected: [UInt8] = []
+            Message(source: "srv", "372", (target.map { [$0] } ?? []) + params).writeLine(to: &expected, tags: tags)
+            var body: [UInt8] = Array("junk".utf8)
+            Message.writeBody(source: "srv", command: "372", target: target, params: params, to: &body)
+            var line: [UInt8] = []
+            Message.writeLine(tags: tags, body: body.dropFirst(4), to: &line)
+            XCTAssertEqual(String(decoding: line, as: UTF8.self), String(decoding: expected, as: UTF8.self), "\(target ?? "-") \(params)")
+        }
+    }
+
     func testRoundTrip() throws {
         let lines = [":a!b@c JOIN #x", "@label=1 :srv 005 n A=1 B :are supported", "NOTICE n :x y z", "CAP * LS :sasl=PLAIN batch"]
         for line in lines { XCTAssertEqual(try Message.parse(line).serialized(), line) }

@@ -93,9 +93,11 @@ final class HistoryTests: XCTestCase {
         XCTAssertEqual(dm.filter { $0.command == "PRIVMSG" }.map { $0.params[1] }, ["private hello"])
 
         b.send("CHATHISTORY TARGETS timestamp=2000-01-01T00:00:00.000Z timestamp=2100-01-01T00:00:00.000Z 10")
-        let targets = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
-            .filter { $0.command == "CHATHISTORY" }.map { $0.params[1] }
-        XCTAssertEqual(Set(targets), ["#log", "alice"])
+        let targetLines = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+        let targets = targetLines.filter { $0.command == "CHATHISTORY" }
+        XCTAssertEqual(Set(targets.map { $0.params[1] }), ["#log", "alice"])
+        let targetsBatch = targetLines.first { $0.command == "BATCH" }?.params.first?.dropFirst()
+        XCTAssertTrue(targets.allSatisfy { $0.tag("batch") == targetsBatch.map(String.init) }, "\(targets)")
 
         b.send("CHATHISTORY LATEST #secret * 10")
         try b.expect(command: "FAIL", "CHATHISTORY", "INVALID_TARGET")

@@ -127,5 +127,19 @@ final class RegistrationTests: XCTestCase {
         early.send("CAP REQ :labeled-response")
         try early.expect(command: "CAP", "*", "ACK")
         try answer("six", "PRIVMSG #x :too soon", "451", from: early)
+
+        // With server-time too, each line of a labeled batch carries the batch and its own time.
+        let timed = try server.connect()
+        try timed.register("tim", caps: ["labeled-response", "batch", "server-time"])
+        let batchOpen = try answer("seven", "LUSERS", "BATCH", from: timed)
+        let batchID = String(batchOpen.params[0].dropFirst())
+        let lines = try timed.collect { $0.command == "BATCH" && $0.params == ["-" + batchID] }
+        XCTAssertEqual(lines.first?.command, "251")
+        for line in lines {
+            XCTAssertEqual(line.tag("batch"), line.command == "BATCH" ? nil : batchID, "\(line)")
+            XCTAssertNotNil(line.tag("time"), "\(line)")
+            XCTAssertNil(line.tag("label"), "only the batch's opening line carries the label: \(line)")
+        }
+        XCTAssertEqual(lines.first?.params.first, "tim")
     }
 }
