@@ -41,6 +41,12 @@ extension Message {
         }
         out.appendUTF8(command)
         if let target { writeParam(target, isLast: params.isEmpty, to: &out) }
+        writeParams(params, to: &out)
+    }
+
+    /// Appends parameters as they follow a command, each after a space, the last one trailing when it
+    /// must be: for lines whose parameters are fixed, written once (a server's ISUPPORT and MOTD).
+    public static func writeParams(_ params: [String], to out: inout [UInt8]) {
         for (i, param) in params.enumerated() { writeParam(param, isLast: i == params.count - 1, to: &out) }
     }
 
@@ -57,7 +63,9 @@ extension Message {
         out.append(UInt8(ascii: "\n"))
     }
 
-    private static func writeParam(_ param: String, isLast: Bool, to out: inout [UInt8]) {
+    /// Appends one parameter after a space: trailing if it is the last and must be, repaired if it
+    /// is not the last and would have to be.
+    public static func writeParam(_ param: String, isLast: Bool, to out: inout [UInt8]) {
         out.append(UInt8(ascii: " "))
         // A last parameter that is empty, holds a space or starts with ':' must be trailing;
         // a middle one that would need it is repaired rather than corrupting the line.

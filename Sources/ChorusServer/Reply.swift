@@ -71,6 +71,15 @@ final class Reply {
         lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
     }
 
+    /// A numeric whose parameters after the nick were written once (`Message.writeParams`).
+    func numeric(_ numeric: Numeric, written params: [UInt8]) {
+        let start = bodies.count
+        Message.writeBody(source: server.name, command: numeric.rawValue, params: [], to: &bodies)
+        Message.writeParam(client.nick, isLast: params.isEmpty, to: &bodies)
+        bodies.append(contentsOf: params)
+        lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
+    }
+
     /// An IRCv3 standard reply (`FAIL <command> <code> [context…] :<text>`). Clients that did not ask
     /// for standard-replies get the text as a server NOTICE, so a telnet user reads it too.
     func fail(_ code: String, context: [String] = [], _ text: String, command: String? = nil) {

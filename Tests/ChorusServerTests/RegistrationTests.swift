@@ -15,6 +15,14 @@ final class RegistrationTests: XCTestCase {
         XCTAssertTrue(commands.contains("251"))
         XCTAssertEqual(commands.last, "376")
         XCTAssertEqual(burst[0].params[0], "alice")
+        // 005 and 372 lines are written from parameters made once: each still names this client.
+        for line in burst where line.command == "005" || line.command == "372" {
+            XCTAssertEqual(line.params.first, "alice", "\(line)")
+            XCTAssertGreaterThan(line.params.count, 1, "\(line)")
+        }
+        XCTAssertTrue(burst.filter { $0.command == "005" }.allSatisfy { $0.params.last == "are supported by this server" })
+        XCTAssertTrue(burst.filter { $0.command == "372" }.allSatisfy { $0.params.last?.hasPrefix("- ") == true })
+        XCTAssertFalse(burst.filter { $0.command == "372" }.isEmpty, "the test server has a MOTD")
     }
 
     func testCapNegotiationHoldsRegistrationUntilEnd() throws {

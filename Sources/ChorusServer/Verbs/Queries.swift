@@ -148,14 +148,14 @@ extension IRCServer {
     func sendMotd(_ reply: Reply) {
         guard !welcome.motd.isEmpty else { return reply.numeric(.noMotd, "MOTD File is missing") }
         reply.numeric(.motdStart, "- \(name) Message of the day - ")
-        for line in welcome.motd { reply.numeric(.motd, line) }
+        for line in welcome.motd { reply.numeric(.motd, written: line) }
         reply.numeric(.endOfMotd, "End of /MOTD command.")
     }
 
     // VERSION
     func handleVersion(_ reply: Reply, _ m: Message) {
         reply.numeric(.version, version, name, "Chorus: an IRC server for teams that share work")
-        for line in welcome.isupport { reply.numeric(.isupport, params: line) }
+        for line in welcome.isupport { reply.numeric(.isupport, written: line) }
     }
 
     // TIME

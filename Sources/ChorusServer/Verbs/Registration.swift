@@ -188,7 +188,7 @@ extension IRCServer {
         reply.numeric(.yourHost, "Your host is \(name), running version \(version)")
         reply.numeric(.created, "This server was created \(welcome.created)")
         reply.numeric(.myInfo, name, version, "iow", "biklmnostv", "bklov")
-        for line in welcome.isupport { reply.numeric(.isupport, params: line) }
+        for line in welcome.isupport { reply.numeric(.isupport, written: line) }
         sendLusers(reply)
         sendMotd(reply)
         if let account = client.account {
