@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the same chorus-bench scenarios against Chorus, ngIRCd and InspIRCd on this machine, one
-# server at a time, and prints one table with each figure and the ratio Chorus/other.
+# server at a time, and prints one table with each figure and the ratio Chorus/other. A fourth
+# column is the floor: relay.c beside this script, the least a server can do for these scenarios.
 # On demand only (not in CI): bash deploy/bench/compare.sh [idle-clients] [fanout-messages] [churn-cycles]
 # Every server listens on 127.0.0.1 only, with flood control and per-IP limits off.
 set -euo pipefail
@@ -53,6 +54,12 @@ CONF
   echo "$! 16668"
 }
 
+start_relay() {
+  gcc -O2 -o "$work/relay" deploy/bench/relay.c
+  "$work/relay" 16670 >/dev/null 2>&1 &
+  echo "$! 16670"
+}
+
 start_inspircd() {
   cat > "$work/inspircd.conf" <<CONF
 <server name="bench.inspircd" description="bench" network="Bench">
@@ -87,8 +94,8 @@ wait_port() {
 figure() { (grep -m1 "^$1" || echo "x  -") | sed -E 's/^.*[[:space:]]{2,}([0-9.]+|-).*$/\1/'; }
 
 declare -A RESULT
-declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669)
-for server in chorus ngircd inspircd; do
+declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669 [relay]=16670)
+for server in chorus ngircd inspircd relay; do
   if (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$server]}") 2>/dev/null; then
     echo "port ${PORT[$server]} is taken before $server started: stop what listens there" >&2
     exit 1
@@ -114,10 +121,12 @@ for server in chorus ngircd inspircd; do
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-printf '\n%-46s %10s %10s %10s %12s %12s\n' "figure ($(nproc) cores, $(date -u +%F))" chorus ngircd inspircd "chorus/ngircd" "chorus/inspircd"
+printf '\n%-46s %9s %9s %9s %9s %9s %9s %9s\n' "figure ($(nproc) cores, $(date -u +%F))" chorus ngircd inspircd relay \
+  "/ngircd" "/inspircd" "/relay"
 row() {
-  printf '%-46s %10s %10s %10s %12s %12s\n' "$1" "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}" "${RESULT[inspircd,$2]}" \
-    "$(ratio "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}")" "$(ratio "${RESULT[chorus,$2]}" "${RESULT[inspircd,$2]}")"
+  printf '%-46s %9s %9s %9s %9s %9s %9s %9s\n' "$1" "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}" "${RESULT[inspircd,$2]}" \
+    "${RESULT[relay,$2]}" "$(ratio "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}")" \
+    "$(ratio "${RESULT[chorus,$2]}" "${RESULT[inspircd,$2]}")" "$(ratio "${RESULT[chorus,$2]}" "${RESULT[relay,$2]}")"
 }
 row "RSS per idle connection, $CLIENTS (KiB)" rss
 row "CPU per connect+register+join (ms)" join
@@ -126,3 +135,4 @@ row "CPU-s per 1M deliveries, 20k/s asked, M=100" light
 row "latency p50 at 20k/s asked (ms)" p50
 row "latency p99 at 20k/s asked (ms)" p99
 row "CPU per connect/register/join/quit (ms)" churn
+echo "ratios are Chorus / that server; relay is deploy/bench/relay.c, a floor, not a server anyone runs"
