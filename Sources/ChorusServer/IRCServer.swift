@@ -446,10 +446,13 @@ public final class IRCServer: @unchecked Sendable {
         }
     }
 
+    /// A numeric for a line that has no reply of its own (it could not be parsed, so it has no label
+    /// either): through a reply all the same, so it keeps the client's answer order and carries the
+    /// tags its capabilities ask for (server-time), like every other line.
     func sendNumeric(_ numeric: Numeric, to client: Client, _ params: String...) {
-        var bytes: [UInt8] = []
-        Message(source: name, numeric.rawValue, [client.nick] + params).writeLine(to: &bytes, tags: [])
-        write(allocator.buffer(bytes: bytes), to: client)
+        let reply = Reply(client: client, server: self, command: "*", label: nil)
+        reply.numeric(numeric, params: params)
+        reply.finish()
     }
 
     /// Sends a server-originated line to one client, outside any reply.

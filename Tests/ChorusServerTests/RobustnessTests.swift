@@ -30,6 +30,19 @@ final class RobustnessTests: XCTestCase {
         try c.expect(command: "PONG")
     }
 
+    /// A line the parser refuses has no reply of its own; its answer still carries server-time.
+    func testAnswersToUnparsableLinesCarryServerTime() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        try c.register("tim", caps: ["server-time"])
+        c.send("!job add water the plants")  // a bot command typed as a verb: no such command
+        XCTAssertNotNil(try c.expect(command: "421", "!job").tag("time"))
+        c.send(String(repeating: "b", count: 20_000))
+        XCTAssertNotNil(try c.expect(command: "417").tag("time"))
+        c.send("PING after")
+        try c.expect(command: "PONG")
+    }
+
     func testRandomGarbageDoesNotCrashTheServer() throws {
         let server = try TestServer()
         var rng = SystemRandomNumberGenerator()
