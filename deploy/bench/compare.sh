@@ -2,13 +2,19 @@
 # Runs the same chorus-bench scenarios against Chorus, ngIRCd and InspIRCd on this machine, one
 # server at a time, and prints one table with each figure and the ratio Chorus/other. A fourth
 # column is the floor: relay.c beside this script, the least a server can do for these scenarios.
-# On demand only (not in CI): bash deploy/bench/compare.sh [idle-clients] [fanout-messages] [churn-cycles]
-# Every server listens on 127.0.0.1 only, with flood control and per-IP limits off.
+# On demand only (not in CI):
+#   bash deploy/bench/compare.sh [idle-clients] [fanout-messages] [churn-cycles] [rounds]
+# Every server listens on 127.0.0.1 only, with flood control and per-IP limits off. All four run at
+# once; each scenario runs against each server in turn, `rounds` times (the order reversed every
+# other round), so a ratio compares runs minutes apart at most: this machine's speed drifts by a
+# third within the hour. The table gives medians over the rounds, and each ratio is the median of
+# the rounds' own ratios (with their range when there are several rounds).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CLIENTS=${1:-1000}
 MESSAGES=${2:-20000}
 CYCLES=${3:-3000}
+ROUNDS=${4:-1}
 
 for pkg in ngircd inspircd; do
   command -v "$pkg" >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngircd inspircd; break; }
@@ -95,38 +101,75 @@ figure() { (grep -m1 "^$1" || echo "x  -") | sed -E 's/^.*[[:space:]]{2,}([0-9.]
 
 declare -A RESULT
 declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669 [relay]=16670)
-for server in chorus ngircd inspircd relay; do
+declare -A PID
+SERVERS=(chorus ngircd inspircd relay)
+for server in "${SERVERS[@]}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$server]}") 2>/dev/null; then
     echo "port ${PORT[$server]} is taken before $server started: stop what listens there" >&2
     exit 1
   fi
   read -r pid port < <("start_$server")
   pids+=("$pid")
+  PID[$server]=$pid
   wait_port "$port"
-  echo "measuring $server (pid $pid, port $port)" >&2
-  # A scenario that fails leaves its figures empty ("-" in the table) rather than stopping the run.
-  idle=$("$BENCH" idle --pid "$pid" --port "$port" --timeout 90 --clients "$CLIENTS" 2>&1) || echo "$server idle: $idle" >&2
-  fan=$("$BENCH" fanout --pid "$pid" --port "$port" --timeout 90 --members 100 --messages "$MESSAGES" 2>&1) || echo "$server fanout: $fan" >&2
-  light=$("$BENCH" fanout --pid "$pid" --port "$port" --timeout 90 --members 100 --messages 4000 --rate 20000 2>&1) || echo "$server light: $light" >&2
-  churn=$("$BENCH" churn --pid "$pid" --port "$port" --timeout 90 --cycles "$CYCLES" 2>&1) || echo "$server churn: $churn" >&2
-  RESULT[$server,rss]=$(echo "$idle" | figure "server RSS per connection")
-  RESULT[$server,join]=$(echo "$idle" | figure "server CPU per connect")
-  RESULT[$server,fan]=$(echo "$fan" | figure "server CPU per 1M")
-  RESULT[$server,light]=$(echo "$light" | figure "server CPU per 1M")
-  RESULT[$server,p50]=$(echo "$light" | figure "latency p50")
-  RESULT[$server,p99]=$(echo "$light" | figure "latency p99")
-  RESULT[$server,churn]=$(echo "$churn" | figure "server CPU per cycle")
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
 done
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
-printf '\n%-46s %9s %9s %9s %9s %9s %9s %9s\n' "figure ($(nproc) cores, $(date -u +%F))" chorus ngircd inspircd relay \
-  "/ngircd" "/inspircd" "/relay"
+# One scenario against one server; its figures go to RESULT[server,figure,round].
+# A scenario that fails leaves its figures empty ("-" in the table) rather than stopping the run.
+measure() {
+  local scenario=$1 server=$2 round=$3 pid=${PID[$2]} port=${PORT[$2]} out
+  echo "round $round: $scenario on $server (pid $pid, port $port)" >&2
+  case $scenario in
+    idle)
+      out=$("$BENCH" idle --pid "$pid" --port "$port" --timeout 90 --clients "$CLIENTS" 2>&1) || echo "$server idle: $out" >&2
+      # Memory only from the first round, on a fresh process: later rounds reuse pages it kept.
+      (( round == 1 )) && RESULT[$server,rss,$round]=$(echo "$out" | figure "server RSS per connection")
+      RESULT[$server,join,$round]=$(echo "$out" | figure "server CPU per connect") ;;
+    fan)
+      out=$("$BENCH" fanout --pid "$pid" --port "$port" --timeout 90 --members 100 --messages "$MESSAGES" 2>&1) || echo "$server fanout: $out" >&2
+      RESULT[$server,fan,$round]=$(echo "$out" | figure "server CPU per 1M") ;;
+    light)
+      out=$("$BENCH" fanout --pid "$pid" --port "$port" --timeout 90 --members 100 --messages 4000 --rate 20000 2>&1) || echo "$server light: $out" >&2
+      RESULT[$server,light,$round]=$(echo "$out" | figure "server CPU per 1M")
+      RESULT[$server,p50,$round]=$(echo "$out" | figure "latency p50")
+      RESULT[$server,p99,$round]=$(echo "$out" | figure "latency p99") ;;
+    churn)
+      out=$("$BENCH" churn --pid "$pid" --port "$port" --timeout 90 --cycles "$CYCLES" 2>&1) || echo "$server churn: $out" >&2
+      RESULT[$server,churn,$round]=$(echo "$out" | figure "server CPU per cycle") ;;
+  esac
+}
+
+for scenario in idle fan light churn; do
+  for round in $(seq "$ROUNDS"); do
+    order=("${SERVERS[@]}")
+    if (( round % 2 == 0 )); then order=(relay inspircd ngircd chorus); fi
+    for server in "${order[@]}"; do measure "$scenario" "$server" "$round"; done
+  done
+done
+
+# The median of the numbers given ("-" and empty ones left out), or "-".
+median() { printf '%s\n' "$@" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END {
+  if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+value() { local r values=(); for r in $(seq "$ROUNDS"); do values+=("${RESULT[$1,$2,$r]:-}"); done; median "${values[@]}"; }
+# Chorus / other: the median of the rounds' own ratios, and their range when there are several.
+ratio() {
+  local r a b ratios=()
+  for r in $(seq "$ROUNDS"); do
+    a=${RESULT[chorus,$2,$r]:-}; b=${RESULT[$1,$2,$r]:-}
+    [[ $a =~ ^[0-9.]+$ && $b =~ ^[0-9.]+$ ]] && ratios+=("$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.2f", a / b }')")
+  done
+  local m; m=$(median "${ratios[@]}"); [[ $m == - ]] || m=$(printf '%.2f' "$m")
+  if (( ${#ratios[@]} > 1 )); then
+    printf '%s (%s-%s)' "$m" "$(printf '%s\n' "${ratios[@]}" | sort -g | head -1)" "$(printf '%s\n' "${ratios[@]}" | sort -g | tail -1)"
+  else
+    printf '%s' "$m"
+  fi
+}
+printf '\n%-46s %9s %9s %9s %9s %16s %16s %16s\n' "figure ($(nproc) cores, $(date -u +%F), $ROUNDS rounds)" \
+  chorus ngircd inspircd relay "/ngircd" "/inspircd" "/relay"
 row() {
-  printf '%-46s %9s %9s %9s %9s %9s %9s %9s\n' "$1" "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}" "${RESULT[inspircd,$2]}" \
-    "${RESULT[relay,$2]}" "$(ratio "${RESULT[chorus,$2]}" "${RESULT[ngircd,$2]}")" \
-    "$(ratio "${RESULT[chorus,$2]}" "${RESULT[inspircd,$2]}")" "$(ratio "${RESULT[chorus,$2]}" "${RESULT[relay,$2]}")"
+  printf '%-46s %9s %9s %9s %9s %16s %16s %16s\n' "$1" "$(value chorus "$2")" "$(value ngircd "$2")" \
+    "$(value inspircd "$2")" "$(value relay "$2")" "$(ratio ngircd "$2")" "$(ratio inspircd "$2")" "$(ratio relay "$2")"
 }
 row "RSS per idle connection, $CLIENTS (KiB)" rss
 row "CPU per connect+register+join (ms)" join
@@ -135,4 +178,4 @@ row "CPU-s per 1M deliveries, 20k/s asked, M=100" light
 row "latency p50 at 20k/s asked (ms)" p50
 row "latency p99 at 20k/s asked (ms)" p99
 row "CPU per connect/register/join/quit (ms)" churn
-echo "ratios are Chorus / that server; relay is deploy/bench/relay.c, a floor, not a server anyone runs"
+echo "ratios are Chorus / that server, per round; relay is deploy/bench/relay.c, a floor, not a server anyone runs"
