@@ -352,20 +352,20 @@ public final class IRCServer: @unchecked Sendable {
     private func process(_ client: Client, _ inbound: Client.Inbound) {
         switch inbound {
         case .tooLong:
-            sendNumeric(.inputTooLong, to: client, "Input line was too long")
+            answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
         case .line(let text):
             do {
                 dispatch(client, try Message.parse(text))
             } catch .empty {
                 return
             } catch .lineTooLong, .tagsTooLong {
-                sendNumeric(.inputTooLong, to: client, "Input line was too long")
+                answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
             } catch .forbiddenCharacter {
-                write(":\(name) FAIL * INVALID_LINE :Lines may not contain NUL or a bare CR\r\n", to: client)
+                answerUnparsed(client) { $0.fail("INVALID_LINE", "Lines may not contain NUL or a bare CR") }
             } catch .invalidCommand(let verb) {
-                sendNumeric(.unknownCommand, to: client, verb, "Unknown command")
+                answerUnparsed(client) { $0.numeric(.unknownCommand, verb, "Unknown command") }
             } catch .missingCommand {
-                sendNumeric(.unknownCommand, to: client, "*", "A line needs a command")
+                answerUnparsed(client) { $0.numeric(.unknownCommand, "*", "A line needs a command") }
             } catch {}
         }
     }
@@ -446,12 +446,12 @@ public final class IRCServer: @unchecked Sendable {
         }
     }
 
-    /// A numeric for a line that has no reply of its own (it could not be parsed, so it has no label
-    /// either): through a reply all the same, so it keeps the client's answer order and carries the
-    /// tags its capabilities ask for (server-time), like every other line.
-    func sendNumeric(_ numeric: Numeric, to client: Client, _ params: String...) {
+    /// The answer to a line that could not be parsed (so it has no command and no label): through a
+    /// reply all the same, so it keeps the client's answer order and carries the tags its
+    /// capabilities ask for (server-time), and a FAIL is a NOTICE for clients without standard-replies.
+    private func answerUnparsed(_ client: Client, _ answer: (Reply) -> Void) {
         let reply = Reply(client: client, server: self, command: "*", label: nil)
-        reply.numeric(numeric, params: params)
+        answer(reply)
         reply.finish()
     }
 

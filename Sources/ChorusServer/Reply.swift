@@ -94,7 +94,8 @@ final class Reply {
         if client.caps.contains(.standardReplies) {
             send(Message(source: server.name, kind, [command ?? self.command, code] + context + [text]))
         } else {
-            send(Message(source: server.name, "NOTICE", [client.nick, "\(command ?? self.command): \(text)"]))
+            let about = command ?? self.command  // "*" when the line had no command to name
+            send(Message(source: server.name, "NOTICE", [client.nick, about == "*" ? text : "\(about): \(text)"]))
         }
     }
 

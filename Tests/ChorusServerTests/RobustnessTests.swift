@@ -15,7 +15,8 @@ final class RobustnessTests: XCTestCase {
         c.send("PRI%MSG x")
         try c.expect(command: "421")
         c.sendRaw(Array("PRIVMSG alice :a\u{0}b\r\n".utf8))
-        try c.expect(command: "FAIL")
+        // No standard-replies asked for: the FAIL comes as a NOTICE a telnet user can read.
+        try c.expect(command: "NOTICE", "alice", "Lines may not contain NUL or a bare CR")
         c.sendRaw([0xff, 0xfe, 0x0d, 0x0a])
         try c.expect(command: "421")
         c.send("JOIN")
@@ -34,11 +35,13 @@ final class RobustnessTests: XCTestCase {
     func testAnswersToUnparsableLinesCarryServerTime() throws {
         let server = try TestServer()
         let c = try server.connect()
-        try c.register("tim", caps: ["server-time"])
+        try c.register("tim", caps: ["server-time", "standard-replies"])
         c.send("!job add water the plants")  // a bot command typed as a verb: no such command
         XCTAssertNotNil(try c.expect(command: "421", "!job").tag("time"))
         c.send(String(repeating: "b", count: 20_000))
         XCTAssertNotNil(try c.expect(command: "417").tag("time"))
+        c.sendRaw(Array("PRIVMSG tim :a\u{0}b\r\n".utf8))
+        XCTAssertNotNil(try c.expect(command: "FAIL", "*", "INVALID_LINE").tag("time"))
         c.send("PING after")
         try c.expect(command: "PONG")
     }
