@@ -33,16 +33,16 @@ struct ChorusBench: ParsableCommand {
 
     func run() throws {
         raiseFileLimit()
-        var spawned: Process?
+        var spawned: Spawn?
         var serverPID = pid
         var benchPort = port
         if let spawn {
-            let (process, plain, tlsPort) = try Spawn.start(spawn)
-            spawned = process
-            serverPID = process.processIdentifier
-            benchPort = tls ? tlsPort : plain
+            let server = try Spawn(spawn)
+            spawned = server
+            serverPID = server.process.processIdentifier
+            benchPort = tls ? server.tlsPort : server.plainPort
         }
-        defer { spawned?.terminate(); spawned?.waitUntilExit() }
+        defer { spawned?.stop() }
         guard let serverPID else { throw ValidationError("Give --pid of the server, or --spawn PATH-TO-CHORUSD") }
         let bench = try Bench(port: benchPort, tls: tls, pid: serverPID, timeout: timeout)
         let figures: Figures
@@ -72,13 +72,34 @@ struct ChorusBench: ParsableCommand {
     }
 }
 
-/// Starts chorusd on free loopback ports with a fresh data folder and no limits.
-enum Spawn {
-    static func start(_ path: String) throws -> (Process, Int, Int) {
+/// chorusd on free loopback ports with a fresh data folder and no limits, for one run: `stop()`
+/// ends it and removes the folder, so runs neither leave data behind nor find an earlier run's.
+struct Spawn {
+    let process: Process
+    let plainPort: Int
+    var tlsPort: Int { plainPort + 1 }
+    let data: URL
+
+    init(_ path: String) throws {
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
-        let plain = 2 * Int.random(in: 10000..<16000), tls = plain + 1
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(plain)").path
+        plainPort = 2 * Int.random(in: 10000..<16000)
+        data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
+        do {
+            process = try Self.start(path, plain: plainPort, tls: plainPort + 1, data: data.path)
+        } catch {
+            try? FileManager.default.removeItem(at: data)
+            throw error
+        }
+    }
+
+    func stop() {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: data)
+    }
+
+    private static func start(_ path: String, plain: Int, tls: Int, data: String) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--no-limits"]
@@ -96,7 +117,7 @@ enum Spawn {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             } == 0
             close(fd)
-            if ok { return (p, plain, tls) }
+            if ok { return p }
             guard p.isRunning else {
                 throw BenchError("chorusd exited (status \(p.terminationStatus)) before listening on 127.0.0.1:\(plain)")
             }

@@ -13,6 +13,13 @@ final class BotTests: XCTestCase {
         }
     }
 
+    // XCTest keeps every test case object until the run ends: drop the server here, or its
+    // connections stay open and its data folder stays in the temporary directory.
+    override func tearDown() {
+        clients.removeAll()
+        server = nil
+    }
+
     @discardableResult
     func login(_ nick: String, caps: [String] = []) throws -> TestClient {
         let c = try server.connect()
