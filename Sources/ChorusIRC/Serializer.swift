@@ -66,28 +66,36 @@ extension Message {
     /// Appends one parameter after a space: trailing if it is the last and must be, repaired if it
     /// is not the last and would have to be.
     public static func writeParam(_ param: String, isLast: Bool, to out: inout [UInt8]) {
+        if param.utf8.withContiguousStorageIfAvailable({ writeParam(bytes: $0, isLast: isLast, to: &out) }) == nil {
+            Array(param.utf8).withUnsafeBufferPointer { writeParam(bytes: $0, isLast: isLast, to: &out) }
+        }
+    }
+
+    /// `writeParam(_:isLast:to:)` for a parameter already in bytes (`ParamText`).
+    public static func writeParam(_ param: ParamText, isLast: Bool, to out: inout [UInt8]) {
+        param.bytes.withUnsafeBufferPointer { writeParam(bytes: $0, isLast: isLast, to: &out) }
+    }
+
+    private static func writeParam(bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, to out: inout [UInt8]) {
         out.append(UInt8(ascii: " "))
         // A last parameter that is empty, holds a space or starts with ':' must be trailing;
         // a middle one that would need it is repaired rather than corrupting the line.
-        let needsTrailing = param.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.isEmpty || bytes[0] == UInt8(ascii: ":") || bytes.contains(UInt8(ascii: " "))
-        } ?? (param.isEmpty || param.utf8.first == UInt8(ascii: ":") || param.utf8.contains(UInt8(ascii: " ")))
-        if isLast && needsTrailing {
+        let needsTrailing = bytes.isEmpty || bytes[0] == UInt8(ascii: ":") || bytes.contains(UInt8(ascii: " "))
+        if !needsTrailing {
+            out.append(contentsOf: bytes)
+        } else if isLast {
             out.append(UInt8(ascii: ":"))
-            out.appendUTF8(param)
-        } else if needsTrailing {
-            writeRepaired(param, to: &out)
+            out.append(contentsOf: bytes)
         } else {
-            out.appendUTF8(param)
+            writeRepaired(bytes, to: &out)
         }
     }
 
     /// A middle parameter that cannot stay one: `*` if empty, else without its leading ':' and with
     /// spaces made '_'. Bytewise is exact: neither byte occurs inside a multi-byte UTF-8 sequence.
-    private static func writeRepaired(_ param: String, to out: inout [UInt8]) {
+    private static func writeRepaired(_ param: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
         guard !param.isEmpty else { return out.append(UInt8(ascii: "*")) }
-        var bytes = param.utf8[...]
-        if bytes.first == UInt8(ascii: ":") { bytes = bytes.dropFirst() }
+        let bytes = param.first == UInt8(ascii: ":") ? param.dropFirst() : param[...]
         for byte in bytes { out.append(byte == UInt8(ascii: " ") ? UInt8(ascii: "_") : byte) }
     }
 

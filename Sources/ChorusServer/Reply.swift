@@ -55,9 +55,7 @@ final class Reply {
     }
 
     func send(_ message: borrowing Message) {
-        let start = bodies.count
-        Message.writeBody(source: message.source, command: message.command, params: message.params, to: &bodies)
-        lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
+        appendPlain { Message.writeBody(source: message.source, command: message.command, params: message.params, to: &$0) }
     }
 
     /// A numeric from the server to this client.
@@ -66,17 +64,40 @@ final class Reply {
     }
 
     func numeric(_ numeric: Numeric, params: [String]) {
-        let start = bodies.count
-        Message.writeBody(source: server.name, command: numeric.rawValue, target: client.nick, params: params, to: &bodies)
-        lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
+        let (server, nick) = (server.name, client.nick)
+        appendPlain { Message.writeBody(source: server, command: numeric.rawValue, target: nick, params: params, to: &$0) }
+    }
+
+    /// A numeric whose last parameter is `ParamText`: the lines of every registration and join.
+    func numeric(_ numeric: Numeric, _ params: String..., text: ParamText) {
+        let (server, nick) = (server.name, client.nick)
+        appendPlain { out in
+            Message.writeBody(source: server, command: numeric.rawValue, params: [], to: &out)
+            Message.writeParam(nick, isLast: false, to: &out)
+            for param in params { Message.writeParam(param, isLast: false, to: &out) }
+            Message.writeParam(text, isLast: true, to: &out)
+        }
     }
 
     /// A numeric whose parameters after the nick were written once (`Message.writeParams`).
     func numeric(_ numeric: Numeric, written params: [UInt8]) {
+        let (server, nick) = (server.name, client.nick)
+        appendPlain { out in
+            Message.writeBody(source: server, command: numeric.rawValue, params: [], to: &out)
+            Message.writeParam(nick, isLast: params.isEmpty, to: &out)
+            out.append(contentsOf: params)
+        }
+    }
+
+    /// Adds a line without tags of its own; `write` appends its body.
+    private func appendPlain(_ write: (inout [UInt8]) -> Void) {
+        // Most replies fit; a registration's welcome (~1.3 KB, 15 lines) grows once, not six times.
+        if bodies.capacity == 0 {
+            bodies.reserveCapacity(960)
+            lines.reserveCapacity(16)
+        }
         let start = bodies.count
-        Message.writeBody(source: server.name, command: numeric.rawValue, params: [], to: &bodies)
-        Message.writeParam(client.nick, isLast: params.isEmpty, to: &bodies)
-        bodies.append(contentsOf: params)
+        write(&bodies)
         lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
     }
 

@@ -76,6 +76,36 @@ final class MessageTests: XCTestCase {
         }
     }
 
+    /// `ParamText` writes what the same `String` would: numbers as `String(n)` does, text as UTF-8,
+    /// and the same trailing or repaired form wherever the parameter stands.
+    func testParamTextWritesWhatTheSameStringWould() {
+        for n in [0, 7, -7, 10, 1_234_567_890, Int.max, Int.min] {
+            XCTAssertEqual(String(decoding: ("\(n)" as ParamText).bytes, as: UTF8.self), String(n))
+        }
+        let name = "Zoë ☕", count = 42
+        let text: ParamText = "There are \(count) users in \(name), \(-1) left"
+        XCTAssertEqual(String(decoding: text.bytes, as: UTF8.self), "There are 42 users in Zoë ☕, -1 left")
+        var built = ParamText()
+        built.append("a")
+        built.append(UInt8(ascii: " "))
+        built.append(name)
+        XCTAssertEqual(String(decoding: built.bytes, as: UTF8.self), "a Zoë ☕")
+        for param in ["", "plain", ":colon", "two words", "Zoë", " lead"] {
+            for isLast in [false, true] {
+                var fromString: [UInt8] = [], fromText: [UInt8] = []
+                Message.writeParam(param, isLast: isLast, to: &fromString)
+                var piece = ParamText()
+                piece.append(param)
+                Message.writeParam(piece, isLast: isLast, to: &fromText)
+                XCTAssertEqual(fromText, fromString, "\(param) last: \(isLast)")
+            }
+        }
+        var line: [UInt8] = []
+        Message.writeParam("two words", isLast: false, to: &line)
+        Message.writeParam(":x", isLast: true, to: &line)
+        XCTAssertEqual(String(decoding: line, as: UTF8.self), " two_words ::x")
+    }
+
     func testRoundTrip() throws {
         let lines = [":a!b@c JOIN #x", "@label=1 :srv 005 n A=1 B :are supported", "NOTICE n :x y z", "CAP * LS :sasl=PLAIN batch"]
         for line in lines { XCTAssertEqual(try Message.parse(line).serialized(), line) }

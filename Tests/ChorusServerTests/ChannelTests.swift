@@ -141,6 +141,36 @@ final class ChannelTests: XCTestCase {
         try a.expect(command: "314", "bob")
     }
 
+    /// A room too big for one 353 line: the names are spread over lines that each fit in 512 bytes,
+    /// none is lost or cut, and the first joiner keeps its @.
+    func testANamesListTooLongForOneLineIsSplitWithoutLosingANick() throws {
+        let server = try TestServer()
+        let host = try server.connect()
+        try host.register("host", caps: ["userhost-in-names", "multi-prefix"])
+        try host.join("#big")
+        var guests: [TestClient] = []
+        var expected: Set<String> = ["@host!~host@127.0.0.1"]  // ident unchecked: "~", user names cut to 10
+        for i in 0..<40 {
+            let nick = "guest\(i)" + String(repeating: "x", count: 30 - "guest\(i)".count)  // the longest nick allowed
+            let guest = try server.connect()
+            try guest.register(nick)
+            try guest.join("#big")
+            guests.append(guest)
+            expected.insert("\(nick)!~\(nick.prefix(10))@127.0.0.1")
+        }
+        host.send("NAMES #big")
+        let lines = try host.collect(until: { $0.command == "366" }).filter { $0.command == "353" }
+        XCTAssertGreaterThan(lines.count, 3, "41 names of ~52 bytes need several lines")
+        var seen: [String] = []
+        for line in lines {
+            XCTAssertEqual(Array(line.params.prefix(3)), ["host", "=", "#big"])
+            XCTAssertLessThanOrEqual(line.serialized(includeTags: false).utf8.count + 2, Limits.lineBytes)
+            seen += line.params[3].split(separator: " ").map(String.init)
+        }
+        XCTAssertEqual(seen.count, 41)
+        XCTAssertEqual(Set(seen), expected)
+    }
+
     func testModeratedAndNoExternalMessages() throws {
         let server = try TestServer()
         let a = try server.connect(), b = try server.connect()

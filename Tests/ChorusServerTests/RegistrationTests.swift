@@ -25,6 +25,18 @@ final class RegistrationTests: XCTestCase {
         XCTAssertFalse(burst.filter { $0.command == "372" }.isEmpty, "the test server has a MOTD")
     }
 
+    /// The user name keeps printable ASCII but '@' and '!', at most 10 of them, behind a '~'.
+    func testUserNamesKeepOnlyWhatAPrefixCanHold() throws {
+        let server = try TestServer()
+        for (i, (given, kept)) in [("b@d!é~x", "~bd~x"), ("@!", "~user"), ("abcdefghijklmnop", "~abcdefghij")].enumerated() {
+            let c = try server.connect()
+            c.send("NICK u\(i)")
+            c.send("USER \(given) 0 * :U")
+            let welcome = try c.expect(command: "001")
+            XCTAssertTrue(welcome.params.last!.hasSuffix(" u\(i)!\(kept)@127.0.0.1"), "\(given): \(welcome.params.last!)")
+        }
+    }
+
     func testCapNegotiationHoldsRegistrationUntilEnd() throws {
         let server = try TestServer()
         let c = try server.connect()

@@ -81,33 +81,29 @@ extension IRCServer {
     }
 
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
-    func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply?) {
+    func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply) {
         room.add(client, status: status)
         client.rooms[room.key] = room
-        let t = now()
-        let plain = Outgoing(Message(source: client.prefix, "JOIN", [room.name]), time: t, account: client.accountName)
-        let extended = Outgoing(Message(source: client.prefix, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
+        let t = now(), source = client.prefix
+        let plain = Outgoing(Message(source: source, "JOIN", [room.name]), time: t, account: client.accountName)
+        let extended = Outgoing(Message(source: source, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
                                 time: t, account: client.accountName)
         broadcast(plain, to: room.members, reply: reply, only: { !$0.caps.contains(.extendedJoin) })
         broadcast(extended, to: room.members, reply: reply, only: { $0.caps.contains(.extendedJoin) })
         if let away = client.away {
-            let out = Outgoing(Message(source: client.prefix, "AWAY", [away]), time: t, account: client.accountName)
+            let out = Outgoing(Message(source: source, "AWAY", [away]), time: t, account: client.accountName)
             broadcast(out, to: room.members, except: client, only: { $0.caps.contains(.awayNotify) })
         }
-        let send: (Message) -> Void = { message in
-            if let reply { reply.send(message) } else { self.send(Outgoing(message, time: t), to: client) }
-        }
         if !room.room.topic.isEmpty {
-            send(Message(source: name, Numeric.topic.rawValue, [client.nick, room.name, room.room.topic]))
-            send(Message(source: name, Numeric.topicWhoTime.rawValue,
-                         [client.nick, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0))]))
+            reply.numeric(.topic, room.name, room.room.topic)
+            reply.numeric(.topicWhoTime, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0)))
         }
-        for line in namesLines(room, for: client) { send(line) }
+        sendNames(room, to: reply)
         replayHistory(room, to: client)
     }
 
     /// After login: back into every room the account is remembered in.
-    func rejoinRooms(_ client: Client, reply: Reply?) {
+    func rejoinRooms(_ client: Client, reply: Reply) {
         guard let accountKey = client.account?.key else { return }
         for room in rooms.values.sorted(by: { $0.room.createdAt < $1.room.createdAt }) {
             guard let m = room.memberships[accountKey], !room.contains(client) else { continue }
@@ -146,28 +142,29 @@ extension IRCServer {
         }
     }
 
-    func namesLines(_ room: LiveRoom, for client: Client) -> [Message] {
+    /// RPL_NAMREPLY lines, as many as the names need, then RPL_ENDOFNAMES.
+    func sendNames(_ room: LiveRoom, to reply: Reply) {
+        let client = reply.client
         let symbol = room.room.modes.secret ? "@" : "="
         let multi = client.caps.contains(.multiPrefix), full = client.caps.contains(.userhostInNames)
-        var lines: [Message] = []
-        var current: [String] = []
-        var length = 0
+        let outsider = !room.contains(client)
+        var names = ParamText(capacity: 400)
         for member in room.members {
-            if member.invisible && !room.contains(client) { continue }
-            let entry = room.prefix(of: member, multiPrefix: multi) + (full ? member.prefix : member.nick)
-            if length + entry.utf8.count + 1 > 400 {
-                lines.append(Message(source: name, Numeric.namReply.rawValue, [client.nick, symbol, room.name, current.joined(separator: " ")]))
-                current.removeAll()
-                length = 0
+            if member.invisible && outsider { continue }
+            let prefix = room.prefix(of: member, multiPrefix: multi), name = full ? member.prefix : member.nick
+            if !names.isEmpty {
+                if names.count + 1 + prefix.utf8.count + name.utf8.count > 400 {
+                    reply.numeric(.namReply, symbol, room.name, text: names)
+                    names = ParamText(capacity: 400)
+                } else {
+                    names.append(UInt8(ascii: " "))
+                }
             }
-            current.append(entry)
-            length += entry.utf8.count + 1
+            names.append(prefix)
+            names.append(name)
         }
-        if !current.isEmpty {
-            lines.append(Message(source: name, Numeric.namReply.rawValue, [client.nick, symbol, room.name, current.joined(separator: " ")]))
-        }
-        lines.append(Message(source: name, Numeric.endOfNames.rawValue, [client.nick, room.name, "End of /NAMES list"]))
-        return lines
+        if !names.isEmpty { reply.numeric(.namReply, symbol, room.name, text: names) }
+        reply.numeric(.endOfNames, room.name, text: "End of /NAMES list")
     }
 
     /// Takes `client` out of `room` (PART or KICK) and forgets the membership: leaving is deliberate.
@@ -240,7 +237,7 @@ extension IRCServer {
         guard let room = rooms[Names.fold(roomName)], !room.room.modes.secret || room.contains(reply.client) else {
             return reply.numeric(.endOfNames, roomName, "End of /NAMES list")
         }
-        for line in namesLines(room, for: reply.client) { reply.send(line) }
+        sendNames(room, to: reply)
     }
 
     // LIST [<room>{,<room>}] [<N | >N]

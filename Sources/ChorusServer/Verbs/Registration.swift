@@ -106,9 +106,9 @@ extension IRCServer {
         guard !client.registered, client.user.isEmpty else {
             return reply.numeric(.alreadyRegistered, "You may not reregister")
         }
-        let allowed = m.params[0].unicodeScalars.filter { $0.isASCII && $0.value > 32 && $0 != "@" && $0 != "!" }
-        let user = String(String.UnicodeScalarView(allowed)).prefix(10)
-        client.user = "~" + (user.isEmpty ? "user" : user)
+        // Printable ASCII but what would break a prefix; bytes, as every kept one is ASCII.
+        let user = m.params[0].utf8.lazy.filter { $0 > 32 && $0 < 127 && $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: "!") }.prefix(10)
+        client.user = "~" + (user.isEmpty ? "user" : String(decoding: Array(user), as: UTF8.self))
         client.realname = String(m.params[3].prefix(Limits.realnameLength))
         completeRegistration(reply)
     }
@@ -184,9 +184,9 @@ extension IRCServer {
         client.registered = true
         unregisteredCount -= 1
         nicks[client.nickKey] = client
-        reply.numeric(.welcome, "Welcome to the \(config.network) IRC network, \(client.prefix)")
-        reply.numeric(.yourHost, "Your host is \(name), running version \(version)")
-        reply.numeric(.created, "This server was created \(welcome.created)")
+        reply.numeric(.welcome, text: "Welcome to the \(config.network) IRC network, \(client.prefix)")
+        reply.numeric(.yourHost, text: "Your host is \(name), running version \(version)")
+        reply.numeric(.created, text: "This server was created \(welcome.created)")
         reply.numeric(.myInfo, name, version, "iow", "biklmnostv", "bklov")
         for line in welcome.isupport { reply.numeric(.isupport, written: line) }
         sendLusers(reply)
