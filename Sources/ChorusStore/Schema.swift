@@ -175,6 +175,32 @@ enum Schema {
         migrator.registerMigration("v7: history lines for some members only") { db in
             try db.execute(sql: "ALTER TABLE history ADD COLUMN audience TEXT")
         }
+        // AUTOINCREMENT read and rewrote sqlite_sequence on every stored line: one more B-tree
+        // update per line and one more page in every commit's log. Nothing needs its promise that a
+        // deleted line's id is never reused (lines are found by conversation, time and msgid), so
+        // ids are plain rowids now: the next is the largest plus one. The rows keep their ids.
+        migrator.registerMigration("v8: history ids without AUTOINCREMENT") { db in
+            try db.execute(sql: """
+                CREATE TABLE history_v8 (
+                  id INTEGER PRIMARY KEY,
+                  conversation TEXT NOT NULL,
+                  msgid TEXT NOT NULL UNIQUE,
+                  time INTEGER NOT NULL,
+                  command TEXT NOT NULL,
+                  source TEXT NOT NULL,
+                  account TEXT,
+                  target TEXT NOT NULL,
+                  text TEXT NOT NULL,
+                  client_tags TEXT NOT NULL DEFAULT '',
+                  audience TEXT
+                );
+                INSERT INTO history_v8 (id, conversation, msgid, time, command, source, account, target, text, client_tags, audience)
+                  SELECT id, conversation, msgid, time, command, source, account, target, text, client_tags, audience FROM history;
+                DROP TABLE history;
+                ALTER TABLE history_v8 RENAME TO history;
+                CREATE INDEX history_conversation_time ON history(conversation, time, id);
+                """)
+        }
         return migrator
     }
 }

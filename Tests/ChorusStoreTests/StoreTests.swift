@@ -1,6 +1,7 @@
 import ChorusCore
-import ChorusStore
+@testable import ChorusStore
 import Foundation
+import GRDB
 import XCTest
 
 final class StoreTests: XCTestCase {
@@ -124,6 +125,36 @@ final class StoreTests: XCTestCase {
                                                to: base.addingTimeInterval(100), limit: 10)
         XCTAssertEqual(targets.map(\.conversation), ["#c", "#other"])
         XCTAssertEqual(HistoryEntry.conversation(between: "Bob", and: "alice"), HistoryEntry.conversation(between: "alice", and: "bob"))
+    }
+
+    /// A database from before v8 (history ids by AUTOINCREMENT) keeps every line, its id and its
+    /// audience; new lines follow the largest id.
+    func testHistoryFromBeforeV8KeepsItsLinesAndIds() throws {
+        let old = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(old, upTo: "v7: history lines for some members only")
+        try old.write { db in
+            for (id, audience) in [(1, nil), (2, " mel "), (5, nil)] as [(Int, String?)] {
+                try db.execute(sql: """
+                    INSERT INTO history (id, conversation, msgid, time, command, source, account, target, text, audience)
+                    VALUES (?, '#c', ?, ?, 'PRIVMSG', 'a!a@h', 'a', '#c', ?, ?)
+                    """, arguments: [id, "m\(id)", 1_800_000_000_000 + id, "line \(id)", audience])
+            }
+        }
+        try old.close()
+
+        let store = try SQLiteStore(path: path)
+        XCTAssertEqual(try store.history(of: "#c", .latest(after: nil, limit: 10)).map(\.text), ["line 1", "line 2", "line 5"])
+        XCTAssertEqual(try store.history(of: "#c", .latest(after: nil, limit: 10), reader: .member(nil)).map(\.text),
+                       ["line 1", "line 5"], "the line for some members only is still theirs")
+        try store.appendHistory([HistoryEntry(conversation: "#c", msgid: "m6", time: Date(timeIntervalSince1970: 1_800_000_001),
+                                              command: "PRIVMSG", source: "a!a@h", account: "a", target: "#c", text: "line 6")])
+        try store.pool.read { db in
+            XCTAssertEqual(try Int.fetchAll(db, sql: "SELECT id FROM history ORDER BY id"), [1, 2, 5, 6])
+            let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = 'history'") ?? ""
+            XCTAssertFalse(sql.contains("AUTOINCREMENT"), sql)
+            XCTAssertEqual(try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE tbl_name = 'history' AND type = 'index' AND sql IS NOT NULL"),
+                           ["history_conversation_time"])
+        }
     }
 
     /// A write that fails halfway stores none of it, and leaves no transaction open behind it.
