@@ -12,7 +12,8 @@ final class Reply {
     let command: String
     private let label: String?
     private var lines: [Line] = []
-    /// The bodies of the reply's plain lines, one after another.
+    /// The reply's plain lines, one after another, each ending in CR LF: as they go to a client
+    /// without tags, so such a client's reply is this buffer as it stands.
     private var bodies: [UInt8] = []
     private(set) var isSuspended = false
     private var isCommand = false
@@ -35,6 +36,12 @@ final class Reply {
     private enum Line {
         case outgoing(Outgoing)
         case plain(body: Range<Int>, time: Date, batch: String?)
+
+        /// A plain line that gets no tag at all (no time asked for, no batch it is in).
+        func isUntagged(for caps: Caps) -> Bool {
+            guard case let .plain(_, _, batch) = self else { return false }
+            return batch == nil || !caps.contains(.batch)
+        }
 
         /// Puts the line in batch `id` unless it is in one of its own.
         mutating func enter(batch id: String) {
@@ -99,6 +106,8 @@ final class Reply {
         let start = bodies.count
         write(&bodies)
         lines.append(.plain(body: start..<bodies.count, time: server.now(), batch: nil))
+        bodies.append(UInt8(ascii: "\r"))
+        bodies.append(UInt8(ascii: "\n"))
     }
 
     /// An IRCv3 standard reply (`FAIL <command> <code> [context…] :<text>`). Clients that did not ask
@@ -181,6 +190,10 @@ final class Reply {
     private func write() {
         guard !client.closing else { return }
         let caps = client.caps
+        if label == nil, !caps.contains(.serverTime), lines.allSatisfy({ $0.isUntagged(for: caps) }) {
+            if !bodies.isEmpty { server.write(server.allocator.buffer(bytes: bodies), to: client) }
+            return
+        }
         var out: [UInt8] = []
         out.reserveCapacity(lines.count * 96)
         switch label {
@@ -206,7 +219,11 @@ final class Reply {
             line.write(for: caps, label: label, batch: outer, to: &out)
         case let .plain(body, time, batch):
             let tags = Outgoing.plainTags(for: caps, label: label, batch: batch ?? outer, time: time)
-            Message.writeLine(tags: tags, body: bodies[body], to: &out)
+            if tags.isEmpty {
+                out.append(contentsOf: bodies[body.lowerBound..<body.upperBound + 2])  // with its CR LF
+            } else {
+                Message.writeLine(tags: tags, body: bodies[body], to: &out)
+            }
         }
     }
 }
