@@ -106,7 +106,8 @@ extension IRCServer {
         let msgid = ids.next(at: t)
         let room = event.room.flatMap { rooms[$0] }
         let tags = EventText.tags(event, roomName: room?.name).map { Message.Tag($0.0, $0.1) }
-        var reached = Set<String>()
+        // Who heard the room's line: a signed-in member in its audience (or a manager).
+        var heardInRoom: (String) -> Bool = { _ in false }
         if let room, !event.isDirectOnly {
             let audience = event.audience.map { Set($0.map(Account.key)) }
             let out = Outgoing(Message(source: serviceSource, "NOTICE", [room.name, text]), time: t, msgid: msgid,
@@ -115,15 +116,16 @@ extension IRCServer {
                 guard let audience else { return true }
                 return room.isOp(member) || (member.account.map { audience.contains($0.key) } ?? false)
             })
-            for member in room.members {
-                if let key = member.account?.key, audience?.contains(key) ?? true || room.isOp(member) { reached.insert(key) }
+            // Asked of the few accounts an event concerns, not of every member.
+            heardInRoom = { key in
+                self.sessions[key]?.contains { room.contains($0) && (audience?.contains(key) ?? true || room.isOp($0)) } ?? false
             }
             record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: "NOTICE", source: serviceSource,
                                 account: config.serviceNick, target: room.name, text: text,
                                 clientTags: Message.serializedTags(tags), audience: event.audience.map { $0.map(Account.key) }))
         }
         let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
-        for name in Set(told.map(Account.key)) where !reached.contains(name) {
+        for name in Set(told.map(Account.key)) where !heardInRoom(name) {
             if let clients = sessions[name], !clients.isEmpty {
                 for client in clients {
                     // The asker reads times in their own zone; everyone else in the server's.
