@@ -36,3 +36,24 @@ final class TimestampTests: XCTestCase {
         XCTAssertEqual(Timestamp.short(Date(timeIntervalSince1970: 5)), "1970-01-01 00:00 UTC")
     }
 }
+
+/// Message ids spell the time (ms since 1970) and a counter in base 36, around this server's
+/// random prefix, so ids sort by creation and never repeat within a run.
+final class MessageIDTests: XCTestCase {
+    func testIDsSpellTheTimeAndACounterInBase36() throws {
+        var ids = MessageIDs()
+        let times: [Double] = [0, 0.001, 35.999, 1_795_414_800.123, 253_402_300_799.999] + (0..<2000).map { _ in Double.random(in: 0..<4e9) }
+        var prefixes = Set<String>()
+        for (i, seconds) in times.enumerated() {
+            let date = Date(timeIntervalSince1970: seconds)
+            let id = ids.next(at: date)
+            let parts = id.split(separator: "-", omittingEmptySubsequences: false).map(String.init)
+            XCTAssertEqual(parts.count, 3, id)
+            XCTAssertEqual(parts[0], String(UInt64(date.timeIntervalSince1970 * 1000), radix: 36), "\(seconds): \(id)")
+            XCTAssertEqual(parts[2], String(i + 1, radix: 36), id)
+            prefixes.insert(parts[1])
+        }
+        XCTAssertEqual(prefixes.count, 1, "one prefix per server")
+        XCTAssertFalse(prefixes.first!.isEmpty)
+    }
+}
