@@ -12,6 +12,10 @@ final class Client {
     var caps: Caps = []
     /// This loop turn's lines, written to the channel at its end (`IRCServer.flushPending`).
     var outbound: ByteBuffer?
+    /// Joins whose history replay is being read. Meanwhile the room's (and everyone's) lines to this
+    /// client wait in `heldLive`, so it reads the replay first, then what was said since.
+    var replaysReading = 0
+    var heldLive: ByteBuffer?
     /// Writes the channel has taken and not finished. While there are any, new output queues behind
     /// them rather than going straight to the socket (`SocketWrite`).
     var writesInChannel = 0

@@ -252,6 +252,7 @@ public final class IRCServer: @unchecked Sendable {
     /// Sends `ERROR` and closes; the rest happens in `connectionClosed`.
     func disconnect(_ client: Client, reason: String) {
         guard !client.closing else { return }
+        releaseHeldLines(of: client)
         write("ERROR :Closing link: (\(client.user.isEmpty ? "*" : client.user)@\(client.host)) [\(reason)]\r\n", to: client)
         flushPending()
         connectionClosed(client, reason: client.quitReason ?? reason)
@@ -404,6 +405,40 @@ public final class IRCServer: @unchecked Sendable {
     /// bytes shared by every member); a second one copies it and appends.
     func write(_ buffer: ByteBuffer, to client: Client) {
         guard !client.closing else { return }
+        guard client.replaysReading == 0 else {
+            if client.heldLive == nil { client.heldLive = buffer } else { client.heldLive!.writeImmutableBuffer(buffer) }
+            return
+        }
+        queue(buffer, for: client)
+    }
+
+    /// Writes the answer to the client's own line (a reply, a join's replay): never held back.
+    func writeAnswer(_ buffer: ByteBuffer, to client: Client) {
+        guard !client.closing else { return }
+        queue(buffer, for: client)
+    }
+
+    /// Holds the client's live lines until `replayRead` (a join's history is being read).
+    func replayReading(for client: Client) {
+        client.replaysReading += 1
+    }
+
+    /// A replay is written (or there was none to write): the held lines follow once all are.
+    func replayRead(for client: Client) {
+        guard client.replaysReading > 0 else { return }  // released already: the client left
+        client.replaysReading -= 1
+        if client.replaysReading == 0 { releaseHeldLines(of: client) }
+    }
+
+    /// Lets the lines held during replays go at once (the client is leaving).
+    func releaseHeldLines(of client: Client) {
+        client.replaysReading = 0
+        guard let held = client.heldLive else { return }
+        client.heldLive = nil
+        if !client.closing { queue(held, for: client) }
+    }
+
+    private func queue(_ buffer: ByteBuffer, for client: Client) {
         if client.outbound == nil {
             client.outbound = buffer
         } else {

@@ -191,7 +191,7 @@ final class Reply {
         guard !client.closing else { return }
         let caps = client.caps
         if label == nil, !caps.contains(.serverTime), lines.allSatisfy({ $0.isUntagged(for: caps) }) {
-            if !bodies.isEmpty { server.write(server.allocator.buffer(bytes: bodies), to: client) }
+            if !bodies.isEmpty { server.writeAnswer(server.allocator.buffer(bytes: bodies), to: client) }
             return
         }
         var out: [UInt8] = []
@@ -210,7 +210,7 @@ final class Reply {
         default:
             for line in lines { write(line, for: caps, to: &out) }
         }
-        if !out.isEmpty { server.write(server.allocator.buffer(bytes: out), to: client) }
+        if !out.isEmpty { server.writeAnswer(server.allocator.buffer(bytes: out), to: client) }
     }
 
     private func write(_ line: Line, for caps: Caps, label: String? = nil, batch outer: String? = nil, to out: inout [UInt8]) {

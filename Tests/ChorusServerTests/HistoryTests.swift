@@ -60,6 +60,37 @@ final class HistoryTests: XCTestCase {
         }
     }
 
+    /// Someone joins while the room talks: the replayed lines come first, then the live ones,
+    /// each line once and none missing, though the replay is read while lines keep arriving.
+    func testJoiningABusyRoomReadsHistoryThenLiveLinesInOrder() throws {
+        let server = try TestServer()
+        let a = try server.connect()
+        try a.register("alice")
+        try a.join("#busy")
+        for i in 1...30 { a.send("PRIVMSG #busy :n\(i)") }
+        a.send("PING warm")
+        try a.expect(command: "PONG", "test.chorus", "warm")
+        let b = try server.connect()
+        try b.register("bob")
+        // Alice keeps talking, a line every ~0.2 ms, while Bob's join is processed and his replay read.
+        let talking = DispatchGroup()
+        DispatchQueue.global().async(group: talking) {
+            for i in 31...400 {
+                a.send("PRIVMSG #busy :n\(i)")
+                usleep(200)
+            }
+        }
+        usleep(10_000)
+        b.send("JOIN #busy")
+        talking.wait()
+        let seen = try b.collect(until: { $0.params.last?.hasSuffix(" n400") == true || $0.params.last == "n400" }, timeout: 10)
+            .filter { $0.command == "PRIVMSG" }
+            .map { Int($0.params[1].split(separator: " ").last!.dropFirst())! }
+        let first = try XCTUnwrap(seen.first)
+        XCTAssertEqual(seen, Array(first...400), "replay, then live: in order, each once")
+        XCTAssertLessThan(first, 380, "the join came while Alice talked; the replay holds the lines before it")
+    }
+
     func testChathistoryPagesRoomAndPrivateHistory() throws {
         let server = try TestServer()
         try server.addAccount("alice", "alice-password")

@@ -118,8 +118,13 @@ extension IRCServer {
     private func replayHistory(_ room: LiveRoom, to client: Client) {
         guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory) else { return }
         let key = room.key, limit = config.historyReplayLines, reader = room.historyReader(for: client)
-        readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit), reader: reader) }.whenSuccess { entries in
-            guard !entries.isEmpty, !client.closing, room.contains(client) else { return }
+        // Lines said from now on reach the client after the replay, not in the middle of it. The
+        // read sees exactly the lines before the join: the writer runs in order, and later lines
+        // are written after this read.
+        replayReading(for: client)
+        readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit), reader: reader) }.whenComplete { result in
+            defer { self.replayRead(for: client) }
+            guard case .success(let entries) = result, !entries.isEmpty, !client.closing, room.contains(client) else { return }
             let caps = client.caps
             let stamp = !caps.contains(.serverTime)
             let batch = caps.contains(.batch) ? client.nextBatchID() : nil
@@ -138,7 +143,7 @@ extension IRCServer {
             if let batch {
                 Outgoing(Message(source: self.name, "BATCH", ["-" + batch]), time: self.now()).write(for: caps, to: &out)
             }
-            self.write(self.allocator.buffer(bytes: out), to: client)
+            self.writeAnswer(self.allocator.buffer(bytes: out), to: client)
         }
     }
 
