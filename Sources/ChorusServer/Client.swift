@@ -9,13 +9,12 @@ final class Client {
     // broadcast touches each member once, and a second line per member showed in perf as stalls.
     var closing = false
     var hasPendingWrites = false
+    /// Joins whose history replay is being read. Meanwhile the room's (and everyone's) lines to this
+    /// client wait in `heldLive`, so it reads the replay first, then what was said since.
+    var replaysReading: UInt16 = 0
     var caps: Caps = []
     /// This loop turn's lines, written to the channel at its end (`IRCServer.flushPending`).
     var outbound: ByteBuffer?
-    /// Joins whose history replay is being read. Meanwhile the room's (and everyone's) lines to this
-    /// client wait in `heldLive`, so it reads the replay first, then what was said since.
-    var replaysReading = 0
-    var heldLive: ByteBuffer?
     /// Writes the channel has taken and not finished. While there are any, new output queues behind
     /// them rather than going straight to the socket (`SocketWrite`).
     var writesInChannel = 0
@@ -26,6 +25,8 @@ final class Client {
     /// the handlers before it (TLS) without the pipeline's entry checks: ~800 instructions less per
     /// delivery in light fan-out (callgrind). Used on the server's loop only, which is the channel's.
     let output: ChannelHandlerContext
+    /// Lines held while a join's history replay is read (`replaysReading`).
+    var heldLive: ByteBuffer?
 
     let id: Int
     let channel: Channel
