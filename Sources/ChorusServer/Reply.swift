@@ -77,10 +77,8 @@ final class Reply {
 
     /// A numeric whose last parameter is `ParamText`: the lines of every registration and join.
     func numeric(_ numeric: Numeric, _ params: String..., text: ParamText) {
-        let (server, nick) = (server.name, client.nick)
         appendPlain { out in
-            Message.writeBody(source: server, command: numeric.rawValue, params: [], to: &out)
-            Message.writeParam(nick, isLast: false, to: &out)
+            writeStart(of: numeric, lastParam: false, to: &out)
             for param in params { Message.writeParam(param, isLast: false, to: &out) }
             Message.writeParam(text, isLast: true, to: &out)
         }
@@ -88,12 +86,16 @@ final class Reply {
 
     /// A numeric whose parameters after the nick were written once (`Message.writeParams`).
     func numeric(_ numeric: Numeric, written params: [UInt8]) {
-        let (server, nick) = (server.name, client.nick)
         appendPlain { out in
-            Message.writeBody(source: server, command: numeric.rawValue, params: [], to: &out)
-            Message.writeParam(nick, isLast: params.isEmpty, to: &out)
+            writeStart(of: numeric, lastParam: params.isEmpty, to: &out)
             out.append(contentsOf: params)
         }
+    }
+
+    /// `:server NNN nick`, the nick trailing if nothing follows it.
+    private func writeStart(of numeric: Numeric, lastParam: Bool, to out: inout [UInt8]) {
+        Message.writeBody(source: server.name, command: numeric.rawValue, params: [], to: &out)
+        Message.writeParam(client.nick, isLast: lastParam, to: &out)
     }
 
     /// Adds a line without tags of its own; `write` appends its body.
