@@ -31,7 +31,7 @@ final class BenchConnection: ChannelInboundHandler, @unchecked Sendable {
     static func connect(id: Int, nick: String, port: Int, tls: NIOSSLContext?, group: EventLoopGroup, sink: LineSink) -> EventLoopFuture<BenchConnection> {
         let handler = BenchConnection(id: id, nick: nick, sink: sink)
         return ClientBootstrap(group: group)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024))
             .channelInitializer { channel in
                 do {

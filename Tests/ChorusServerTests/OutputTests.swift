@@ -2,6 +2,7 @@ import Glibc
 @testable import ChorusServer
 import ChorusIRC
 import Foundation
+import NIOCore
 import XCTest
 
 /// Output to a client that does not keep up. Plaintext output goes straight to the socket while
@@ -81,6 +82,29 @@ final class OutputTests: XCTestCase {
         let (_, fast, _) = try flood(server) { try writesInChannel(server, of: "slow") == nil }
         XCTAssertNil(try writesInChannel(server, of: "slow"), "still connected")
         try fast.expect(command: "QUIT", "Quit: SendQ exceeded", timeout: 10)
+    }
+
+    /// Every line goes out at once (no Nagle delay), and the server sets no socket option that
+    /// needs privileges: setting SO_DEBUG instead of TCP_NODELAY once made every connection fail
+    /// for a server running as its own user (the systemd unit's), and pass as root.
+    func testAcceptedSocketsSendWithoutDelayAndWithoutPrivilegedOptions() throws {
+        let server = try TestServer()
+        let plain = try server.connect()
+        try plain.register("plain")
+        let secure = try server.connect(tls: true)
+        try secure.register("secure")
+        let irc = server.server!
+        let options = try irc.loop.submit { [weak irc] () -> [String: [Int]] in
+            var found: [String: [Int]] = [:]
+            for nick in ["plain", "secure"] {
+                guard let options = irc?.nicks[nick]?.channel.syncOptions else { continue }
+                found[nick] = [try options.getOption(ChannelOptions.tcpOption(.tcp_nodelay)),
+                               try options.getOption(ChannelOptions.socketOption(.init(rawValue: SO_DEBUG)))]
+            }
+            return found
+        }.wait()
+        XCTAssertEqual(options["plain"], [1, 0], "plaintext socket: [TCP_NODELAY, SO_DEBUG]")
+        XCTAssertEqual(options["secure"], [1, 0], "TLS socket: [TCP_NODELAY, SO_DEBUG]")
     }
 
     /// The server sends to a plaintext socket by its descriptor, which the kernel hands to the next
