@@ -24,6 +24,8 @@ public final class IRCServer: @unchecked Sendable {
     let welcome: Welcome
     let allocator = ByteBufferAllocator()
     let version = "chorus-0.1"
+    /// Connections the listeners could not take (out of descriptors, say): logged, turned away.
+    let acceptFailures: AcceptFailures
 
     private let threadPool = NIOThreadPool(numberOfThreads: 2)
     private let writer = DispatchQueue(label: "chorus.store.writer")
@@ -94,6 +96,7 @@ public final class IRCServer: @unchecked Sendable {
         self.now = now
         self.logger = logger
         self.welcome = Welcome(config: config, createdAt: now())
+        self.acceptFailures = AcceptFailures(logger: logger)
     }
 
     // MARK: Lifecycle
@@ -125,12 +128,14 @@ public final class IRCServer: @unchecked Sendable {
             let context = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
             sslContext = context
             let channel = try bootstrap(tls: context).bind(host: tls.host, port: tls.port).wait()
+            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures)).wait()
             listeners.append(channel)
             tlsAddress = channel.localAddress
             logger.info("listening (TLS)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
         if let plain = config.plain {
             let channel = try bootstrap(tls: nil).bind(host: plain.host, port: plain.port).wait()
+            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures)).wait()
             listeners.append(channel)
             plainAddress = channel.localAddress
             logger.info("listening (plaintext)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])

@@ -1,4 +1,9 @@
 import ChorusIRC
+@testable import ChorusServer
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import XCTest
 
 final class RobustnessTests: XCTestCase {
@@ -92,4 +97,50 @@ final class RobustnessTests: XCTestCase {
         plain.send("WHOIS sec")
         try plain.expect(command: "671", "sec")
     }
+
+    #if os(Linux)
+    /// Out of file descriptors, a waiting client is told the server is full and closed, instead of
+    /// hanging while the server's loop retries `accept` at full speed; once descriptors are free
+    /// again, clients are taken as before. (The clients' ends are in this process too, so the test
+    /// lowers the process's own limit and fills every free descriptor but one.)
+    func testOutOfDescriptorsTurnsAClientAwayWithoutSpinning() throws {
+        let server = try TestServer()
+        let irc = server.server!
+        let first = try server.connect()
+        try first.register("first")
+
+        let descriptors = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        var saved = rlimit()
+        getrlimit(descriptors, &saved)
+        let open = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").compactMap { Int($0) }
+        var low = saved
+        low.rlim_cur = rlim_t(open.max()! + 16)
+        XCTAssertEqual(setrlimit(descriptors, &low), 0)
+        var fillers: [CInt] = []
+        func release() {
+            fillers.forEach { close($0) }
+            fillers = []
+            setrlimit(descriptors, &saved)
+        }
+        defer { release() }
+        while fillers.count < 100_000, case let fd = Glibc.open("/dev/null", O_RDONLY), fd >= 0 { fillers.append(fd) }
+        XCTAssertEqual(errno, EMFILE)
+        close(fillers.removeLast())  // one for the client's socket; the server has none left
+
+        let refused = try RawClient(port: server.plainPort, receiveBuffer: 4096)
+        XCTAssertTrue(try refused.read(until: "ERROR").contains("server is full"))
+        usleep(300_000)
+        let (failed, turnedAway) = try irc.loop.submit { [weak irc] in
+            (irc?.acceptFailures.failed ?? -1, irc?.acceptFailures.turnedAway ?? -1)
+        }.wait()
+        XCTAssertEqual(turnedAway, 1)
+        XCTAssertLessThanOrEqual(failed, 2, "the loop kept retrying accept: \(failed)")
+
+        release()
+        let later = try server.connect()
+        try later.register("later")
+        first.send("PRIVMSG later :still here")
+        try later.expect(command: "PRIVMSG", "later", "still here")
+    }
+    #endif
 }
