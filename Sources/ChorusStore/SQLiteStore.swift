@@ -63,6 +63,13 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             // A burst can leave a long log behind: cut it back when the log starts over.
             try db.execute(sql: "PRAGMA journal_size_limit = 134217728")
         }
+        // Password hashes and private messages: a new database is the owner's alone. SQLite gives
+        // its -wal and -shm files the database file's mode, so they follow.
+        if !FileManager.default.fileExists(atPath: path) {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
+            }
+        }
         pool = try DatabasePool(path: path, configuration: config)
         try Schema.migrator.migrate(pool)
         checkpointer = try Checkpointer(path: path, writer: pool, every: checkpointEvery, restartFrames: frames)

@@ -24,6 +24,8 @@ struct DataOptions: ParsableArguments {
     var data: String?
 
     func load() throws -> ServerConfig {
+        // What chorusd writes (database, its log, the TLS key) is for the server's user alone.
+        umask(0o077)
         var settings = ServerConfig()
         if let config { try settings.load(file: config) }
         if let data { settings.dataDirectory = data }

@@ -19,6 +19,18 @@ final class StoreTests: XCTestCase {
     var path: String { folder.appendingPathComponent("test.sqlite").path }
     let fastHasher = PasswordHasher(logRounds: 4)
 
+    /// The database holds password hashes and private messages: a new one, with its log and
+    /// shared-memory files, is readable by its owner only, whatever the process's umask.
+    func testANewDatabaseIsTheOwnersAlone() throws {
+        let store = try SQLiteStore(path: path)
+        _ = try Accounts(store: store, hasher: fastHasher).register(name: "alice", password: "hunter22")
+        for file in [path, path + "-wal", path + "-shm"] {
+            let mode = try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int
+            XCTAssertEqual(mode.map { String($0, radix: 8) }, "600", file)
+        }
+        store.close()
+    }
+
     /// Commits that never pause must not make the write-ahead log grow without end: SQLite alone
     /// rewinds it only when a write finds every frame copied back, which a busy writer never does.
     func testTheLogStartsOverUnderEndlessWrites() throws {
