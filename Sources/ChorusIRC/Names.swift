@@ -5,30 +5,35 @@ public enum Names {
         return String(decoding: name.utf8.map { ($0 >= 65 && $0 <= 90) ? $0 + 32 : $0 }, as: UTF8.self)
     }
 
-    public static let channelPrefixes: Set<Character> = ["#"]
-
+    /// Rooms are `#` channels only (ISUPPORT `CHANTYPES=#`).
     public static func isChannel(_ name: String) -> Bool {
-        name.first.map { channelPrefixes.contains($0) } ?? false
+        name.utf8.first == UInt8(ascii: "#")
     }
 
     /// A nick: letters, digits and `[]\`_^{|}-`, not starting with a digit or `-`, at most 30 bytes.
+    /// Checked on every NICK and account name: a switch over the bytes, nothing allocated.
     public static func isValidNick(_ nick: String) -> Bool {
-        let bytes = Array(nick.utf8)
-        guard !bytes.isEmpty, bytes.count <= Limits.nickLength else { return false }
-        let special: Set<UInt8> = Set("[]\\`_^{|}".utf8)
-        for (i, b) in bytes.enumerated() {
-            let letter = (b >= 65 && b <= 90) || (b >= 97 && b <= 122)
-            let digit = b >= 48 && b <= 57
-            if letter || special.contains(b) { continue }
-            if i > 0 && (digit || b == UInt8(ascii: "-")) { continue }
-            return false
+        var count = 0
+        for byte in nick.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                 UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "`"),
+                 UInt8(ascii: "_"), UInt8(ascii: "^"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
+                break
+            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
+                if count == 0 { return false }
+            default:
+                return false
+            }
+            count += 1
+            if count > Limits.nickLength { return false }
         }
-        return true
+        return count > 0
     }
 
     /// A channel: `#` and at most 49 more bytes, none of space, comma, BEL or control characters.
     public static func isValidChannel(_ name: String) -> Bool {
-        let bytes = Array(name.utf8)
+        let bytes = name.utf8
         guard bytes.count >= 2, bytes.count <= Limits.channelLength, isChannel(name) else { return false }
         return !bytes.contains(where: { $0 <= 32 || $0 == UInt8(ascii: ",") || $0 == 7 })
     }

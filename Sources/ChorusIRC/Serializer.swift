@@ -140,8 +140,8 @@ extension Message {
 
 extension Array where Element == UInt8 {
     /// One copy of the string's UTF-8 bytes (native strings are contiguous; others are walked).
-    @inline(__always)
-    mutating func appendUTF8(_ string: String) {
+    @inlinable
+    public mutating func appendUTF8(_ string: String) {
         if string.utf8.withContiguousStorageIfAvailable({ self.append(contentsOf: $0) }) == nil {
             append(contentsOf: string.utf8)
         }

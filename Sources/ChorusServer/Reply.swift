@@ -71,8 +71,10 @@ final class Reply {
     }
 
     func numeric(_ numeric: Numeric, params: [String]) {
-        let (server, nick) = (server.name, client.nick)
-        appendPlain { Message.writeBody(source: server, command: numeric.rawValue, target: nick, params: params, to: &$0) }
+        appendPlain { out in
+            writeStart(of: numeric, lastParam: params.isEmpty, to: &out)
+            Message.writeParams(params, to: &out)
+        }
     }
 
     /// A numeric whose last parameter is `ParamText`: the lines of every registration and join.
@@ -94,7 +96,9 @@ final class Reply {
 
     /// `:server NNN nick`, the nick trailing if nothing follows it.
     private func writeStart(of numeric: Numeric, lastParam: Bool, to out: inout [UInt8]) {
-        Message.writeBody(source: server.name, command: numeric.rawValue, params: [], to: &out)
+        // The source was written once (`Welcome`): a welcome burst is ~20 numerics.
+        out.append(contentsOf: server.welcome.numericSource)
+        out.appendUTF8(numeric.rawValue)
         Message.writeParam(client.nick, isLast: lastParam, to: &out)
     }
 

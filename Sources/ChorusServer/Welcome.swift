@@ -8,6 +8,8 @@ import Foundation
 struct Welcome {
     /// 003's date.
     let created: String
+    /// `:server ` written: how every numeric starts.
+    let numericSource: [UInt8]
     /// Each 005 line's parameters after the nick, written: up to 12 tokens and the closing text.
     let isupport: [[UInt8]]
     /// Each 372 line's parameter after the nick, written (`- ` included); empty when there is no MOTD.
@@ -15,6 +17,7 @@ struct Welcome {
 
     init(config: ServerConfig, createdAt: Date) {
         created = "\(createdAt)"
+        numericSource = Array(":\(config.serverName) ".utf8)
         isupport = ISupport.tokens(config).chunks(ofCount: 12).map { Welcome.written($0 + ["are supported by this server"]) }
         motd = config.motd.isEmpty ? []
             : config.motd.split(separator: "\n", omittingEmptySubsequences: false).map { Welcome.written(["- " + $0]) }

@@ -148,6 +148,22 @@ final class MessageTests: XCTestCase {
         XCTAssertTrue(Names.isValidChannel("#kitchen"))
         XCTAssertFalse(Names.isValidChannel("#a,b"))
         XCTAssertFalse(Names.isValidChannel("#"))
+        XCTAssertFalse(Names.isValidChannel("kitchen"))
+        XCTAssertFalse(Names.isValidChannel("#" + String(repeating: "a", count: 50)))
+        XCTAssertTrue(Names.isValidNick(String(repeating: "a", count: 30)))
+        XCTAssertFalse(Names.isValidNick(""))
+        XCTAssertFalse(Names.isValidNick("zoë"))
+        XCTAssertTrue(Names.isChannel("#"))
+        XCTAssertFalse(Names.isChannel("&local"))
+        XCTAssertFalse(Names.isChannel(""))
+        // Every byte, first and later in a nick, against the rule as the docs state it.
+        let letters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz[]\\`_^{|}".utf8)
+        let later = Set("0123456789-".utf8)
+        for byte in UInt8.min...UInt8.max {
+            let text = String(decoding: [byte], as: UTF8.self)
+            XCTAssertEqual(Names.isValidNick(text), letters.contains(byte), "nick \(byte)")
+            XCTAssertEqual(Names.isValidNick("a" + text), letters.contains(byte) || later.contains(byte), "nick a+\(byte)")
+        }
         XCTAssertTrue(Names.matches(mask: "*!*@127.*", "bob!~b@127.0.0.1"))
         XCTAssertTrue(Names.matches(mask: "B?B", "bob"))
         XCTAssertFalse(Names.matches(mask: "a*c", "abd"))

@@ -134,9 +134,9 @@ extension IRCServer {
         let invisible = invisibleCount
         let opers = operCount
         reply.numeric(.luserClient, text: "There are \(users - invisible) users and \(invisible) invisible on 1 server")
-        if opers > 0 { reply.numeric(.luserOp, String(opers), text: "operator(s) online") }
-        if unregisteredCount > 0 { reply.numeric(.luserUnknown, String(unregisteredCount), text: "unknown connection(s)") }
-        reply.numeric(.luserChannels, String(rooms.count), text: "rooms formed")
+        if opers > 0 { reply.numeric(.luserOp, String(opers), "operator(s) online") }
+        if unregisteredCount > 0 { reply.numeric(.luserUnknown, String(unregisteredCount), "unknown connection(s)") }
+        reply.numeric(.luserChannels, String(rooms.count), "rooms formed")
         reply.numeric(.luserMe, text: "I have \(clients.count) clients and 0 servers")
         reply.numeric(.localUsers, String(users), String(users), text: "Current local users \(users), max \(users)")
         reply.numeric(.globalUsers, String(users), String(users), text: "Current global users \(users), max \(users)")
