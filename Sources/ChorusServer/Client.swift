@@ -81,6 +81,12 @@ final class Client {
 
     var batchCounter = 0
 
+    /// Lines read and TLS writes: what tells `IRCServer.releaseIdleTLSBuffers` a connection was
+    /// quiet between two of its sweeps, and whether its TLS buffers' pages are given back.
+    var activity = 0
+    var activityAtSweep = 0
+    var tlsBuffersReleased = false
+
     enum Inbound {
         case line(String)
         case tooLong

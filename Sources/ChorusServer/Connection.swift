@@ -67,17 +67,19 @@ final class ConnectionHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private let server: IRCServer
+    private let id: Int
     private let isTLS: Bool
     private var client: Client?
     private var framer = LineFramer(maxLineLength: Limits.maxInputLine)
 
-    init(server: IRCServer, isTLS: Bool) {
+    init(server: IRCServer, id: Int, isTLS: Bool) {
         self.server = server
+        self.id = id
         self.isTLS = isTLS
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        client = server.accept(context, isTLS: isTLS)
+        client = server.accept(context, id: id, isTLS: isTLS)
         context.fireChannelActive()
     }
 

@@ -195,10 +195,16 @@ public final class IRCServer: @unchecked Sendable {
                     // Idle clients dominate a chat server: start reads small and let NIO grow them under load.
                     try options.setOption(ChannelOptions.recvAllocator,
                                           value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
+                    nextClientID += 1
+                    let id = nextClientID
                     if let tls {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                        // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
+                        try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
+                        try TLSBuffers.noting(owner: id) {
+                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                        }
                     }
-                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: self, isTLS: tls != nil))
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: self, id: id, isTLS: tls != nil))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -208,7 +214,7 @@ public final class IRCServer: @unchecked Sendable {
 
     // MARK: Connections
 
-    func accept(_ context: ChannelHandlerContext, isTLS: Bool) -> Client? {
+    func accept(_ context: ChannelHandlerContext, id: Int, isTLS: Bool) -> Client? {
         let channel = context.channel
         let ip = channel.remoteAddress?.ipAddress ?? "unknown"
         if config.maxConnectionsPerIP > 0, connectionsPerIP[ip, default: 0] >= config.maxConnectionsPerIP {
@@ -216,8 +222,7 @@ public final class IRCServer: @unchecked Sendable {
             channel.writeAndFlush(allocator.buffer(string: line)).whenComplete { _ in channel.close(promise: nil) }
             return nil
         }
-        nextClientID += 1
-        let client = Client(id: nextClientID, context: context, ip: ip, isTLS: isTLS, now: now(), floodBurst: config.floodBurst)
+        let client = Client(id: id, context: context, ip: ip, isTLS: isTLS, now: now(), floodBurst: config.floodBurst)
         clients[ObjectIdentifier(client)] = client
         connectionsPerIP[ip, default: 0] += 1
         unregisteredCount += 1
@@ -273,6 +278,12 @@ public final class IRCServer: @unchecked Sendable {
         if whowas.count > 500 { whowas.removeFirst(whowas.count - 500) }
     }
 
+    /// Stops the periodic checks (tests that run them by hand).
+    func cancelMaintenance() {
+        maintenance?.cancel()
+        maintenance = nil
+    }
+
     private func checkLiveness() {
         let t = now()
         for client in clients.values where !client.closing {
@@ -290,12 +301,35 @@ public final class IRCServer: @unchecked Sendable {
                 write("PING :\(name)\r\n", to: client)
             }
         }
+        let released = releaseIdleTLSBuffers()
+        if released > 0 { logger.debug("gave back idle TLS buffers", metadata: ["bytes": "\(released)"]) }
+    }
+
+    /// Gives back the pages of the TLS buffers of connections that were quiet since the last sweep
+    /// and have no output waiting in their channel (`TLSBuffers`); returns how many bytes. Runs on
+    /// the loop, so no connection is in the middle of a read or write.
+    @discardableResult
+    func releaseIdleTLSBuffers() -> Int {
+        var released = 0
+        for client in clients.values where client.isTLS && !client.closing {
+            defer { client.activityAtSweep = client.activity }
+            guard client.activity == client.activityAtSweep else {
+                client.tlsBuffersReleased = false
+                continue
+            }
+            guard !client.tlsBuffersReleased,
+                  (try? client.channel.syncOptions?.getOption(.bufferedWritableBytes)) == 0 else { continue }
+            released += TLSBuffers.release(owner: client.id)
+            client.tlsBuffersReleased = true
+        }
+        return released
     }
 
     // MARK: Input
 
     func receive(_ client: Client, _ inbound: Client.Inbound) {
         guard !client.closing else { return }
+        client.activity &+= 1
         client.lastReadAt = now()
         client.awaitingPong = false
         if !client.inbox.isEmpty || !mayProcess(inbound, from: client) || !takeFloodToken(client) {
@@ -472,6 +506,7 @@ public final class IRCServer: @unchecked Sendable {
             guard var bytes = client.outbound else { continue }
             client.outbound = nil
             guard let socket = client.socket else {
+                client.activity &+= 1
                 client.output.writeAndFlush(NIOAny(bytes), promise: nil)
                 continue
             }

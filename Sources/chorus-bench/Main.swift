@@ -21,6 +21,7 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "Start this chorusd binary for the run and stop it after.") var spawn: String?
     @Flag(help: "Connect with TLS.") var tls = false
     @Option(help: "idle: connections.") var clients = 1000
+    @Option(help: "idle: seconds the connections stay idle before the server's memory is read.") var settle = 1.0
     @Option(help: "fanout: members of the room.") var members = 100
     @Option(help: "fanout: how many members send.") var senders = 4
     @Option(help: "fanout: messages; commands: commands.") var messages = 20000
@@ -48,7 +49,7 @@ struct ChorusBench: ParsableCommand {
         let figures: Figures
         switch scenario {
         case "idle":
-            figures = try IdleScenario().run(bench, clients: clients)
+            figures = try IdleScenario().run(bench, clients: clients, settle: settle)
         case "fanout":
             let perMessage = Double(max(1, members - 1))
             // With a fixed rate the timer alone sends; a window would send more on every completion.

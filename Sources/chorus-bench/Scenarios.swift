@@ -86,7 +86,7 @@ final class IdleScenario: LineSink, @unchecked Sendable {
     }
     func closed(_ c: BenchConnection) {}
 
-    func run(_ bench: Bench, clients: Int) throws -> Figures {
+    func run(_ bench: Bench, clients: Int, settle: Double) throws -> Figures {
         let rss0 = bench.server.rssKiB(), cpu0 = bench.server.cpuTime()
         let start = Date()
         var started = 0
@@ -105,8 +105,13 @@ final class IdleScenario: LineSink, @unchecked Sendable {
         }
         try bench.wait("all joins") { self.joined >= clients }
         let elapsed = Date().timeIntervalSince(start)
-        usleep(1_000_000)  // let the server settle before reading its memory
-        let rss1 = bench.server.rssKiB(), cpu1 = bench.server.cpuTime()
+        usleep(1_000_000)  // let the server settle (its database writer too) before reading
+        let cpu1 = bench.server.cpuTime()
+        // Memory once the connections have been idle a while: a server may give back what an idle
+        // connection does not need (Chorus: TLS buffers, after 5–10 s). CPU is read before the rest
+        // of the wait, which would only add the server's periodic work.
+        usleep(useconds_t(max(0, settle - 1) * 1_000_000))
+        let rss1 = bench.server.rssKiB()
         var f = Figures()
         f.add("connections", Double(clients), "", digits: 0)
         f.add("connect+register+join rate", Double(clients) / elapsed, "conn/s", digits: 0)

@@ -1,0 +1,145 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+@_spi(CustomByteBufferAllocator) import NIOCore
+import Synchronization
+
+/// The memory of idle TLS connections.
+///
+/// swift-nio-ssl gives each connection a 32 KiB buffer for decrypted input and a 16 KiB one for
+/// ciphertext going out, made when its handler is added and kept for the connection's life. The
+/// pages a connection has touched stay resident: about half of an idle TLS connection's 23 KiB
+/// (massif and RSS, BENCHMARKS.md). As nginx frees an idle keep-alive connection's TLS buffers,
+/// the server gives those pages back to the kernel once a connection has been quiet for a while
+/// (`madvise(MADV_DONTNEED)`: the memory stays allocated and reads as zeros; the next read or
+/// write takes fresh pages).
+///
+/// The buffers are known by their allocation. TLS channels allocate through `allocator`, which
+/// notes each block of at least `threshold` bytes allocated while `noting(owner:)` runs on that
+/// thread (the server wraps the adding of a connection's TLS handler in it, the only time
+/// swift-nio-ssl makes these buffers) and follows the block through `realloc` and `free`. Blocks
+/// made at other times (a buffer copied on write, a large socket read) are not noted and stay
+/// as they are.
+///
+/// Between two events of a connection both buffers hold nothing live: the handler hands every
+/// decrypted byte on (`channelReadComplete`) and every encrypted byte to the socket channel. The
+/// socket channel may still hold some of them while the kernel's buffer is full; `release` is
+/// only called when it holds none (`IRCServer.releaseIdleTLSBuffers`).
+enum TLSBuffers {
+    /// The allocator of TLS channels: the C library's, with large blocks noted.
+    static let allocator = ByteBufferAllocator(
+        allocate: { size in
+            let block = malloc(size)
+            if size >= TLSBuffers.threshold, let block { TLSBuffers.allocated(block, size: size) }
+            return block
+        },
+        reallocate: { old, oldSize, newSize in
+            let block = realloc(old, newSize)
+            if let old, let block, oldSize >= TLSBuffers.threshold || newSize >= TLSBuffers.threshold {
+                TLSBuffers.moved(old, to: block, size: newSize)
+            }
+            return block
+        },
+        deallocate: { block in
+            if TLSBuffers.usableSize(block) >= TLSBuffers.threshold { TLSBuffers.freed(block) }
+            free(block)
+        },
+        copy: { destination, source, count in
+            destination.copyMemory(from: source, byteCount: count)
+        })
+
+    /// swift-nio-ssl's smaller buffer is one TLS record (16 KiB); nothing smaller is worth a syscall.
+    static let threshold = 16 * 1024
+
+    /// A block's size, so that only large ones cost a look in the notes when freed.
+    private static func usableSize(_ block: UnsafeMutableRawPointer) -> Int {
+        #if canImport(Darwin)
+        malloc_size(block)
+        #else
+        cMallocUsableSize(block)  // <malloc.h>, which the Glibc module leaves out
+        #endif
+    }
+
+    private struct Block {
+        var size: Int
+        let owner: Int
+    }
+
+    private struct Notes {
+        /// The thread inside `noting`, and for whom.
+        var notingThread: pthread_t?
+        var notingOwner = 0
+        var blocks: [UInt: Block] = [:]
+        var byOwner: [Int: [UInt]] = [:]
+    }
+
+    private static let notes = Mutex(Notes())
+
+    /// Runs `body`, noting the large blocks it allocates on this thread as `owner`'s.
+    static func noting<T>(owner: Int, _ body: () throws -> T) rethrows -> T {
+        notes.withLock { $0.notingThread = pthread_self(); $0.notingOwner = owner }
+        defer { notes.withLock { $0.notingThread = nil } }
+        return try body()
+    }
+
+    /// Gives back the whole pages inside `owner`'s noted blocks; returns how many bytes. Their
+    /// contents must be dead (see the type's comment).
+    @discardableResult
+    static func release(owner: Int) -> Int {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        return notes.withLock { notes in
+            var released = 0
+            for address in notes.byOwner[owner] ?? [] {
+                guard let block = notes.blocks[address] else { continue }
+                let start = (Int(address) + page - 1) / page * page
+                let end = (Int(address) + block.size) / page * page
+                guard end > start, madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, Int32(MADV_DONTNEED)) == 0
+                else { continue }
+                released += end - start
+            }
+            return released
+        }
+    }
+
+    /// How many blocks are noted for `owner` (tests).
+    static func blockCount(owner: Int) -> Int {
+        notes.withLock { $0.byOwner[owner]?.count ?? 0 }
+    }
+
+    private static func allocated(_ block: UnsafeMutableRawPointer, size: Int) {
+        notes.withLock { notes in
+            guard let thread = notes.notingThread, pthread_equal(thread, pthread_self()) != 0 else { return }
+            let address = UInt(bitPattern: block)
+            notes.blocks[address] = Block(size: size, owner: notes.notingOwner)
+            notes.byOwner[notes.notingOwner, default: []].append(address)
+        }
+    }
+
+    private static func moved(_ old: UnsafeMutableRawPointer, to new: UnsafeMutableRawPointer, size: Int) {
+        notes.withLock { notes in
+            let oldAddress = UInt(bitPattern: old), newAddress = UInt(bitPattern: new)
+            guard let block = notes.blocks.removeValue(forKey: oldAddress) else { return }
+            notes.blocks[newAddress] = Block(size: size, owner: block.owner)
+            notes.byOwner[block.owner] = notes.byOwner[block.owner]?.map { $0 == oldAddress ? newAddress : $0 }
+        }
+    }
+
+    private static func freed(_ block: UnsafeMutableRawPointer) {
+        notes.withLock { notes in
+            let address = UInt(bitPattern: block)
+            guard let removed = notes.blocks.removeValue(forKey: address) else { return }
+            var addresses = notes.byOwner[removed.owner] ?? []
+            addresses.removeAll { $0 == address }
+            notes.byOwner[removed.owner] = addresses.isEmpty ? nil : addresses
+        }
+    }
+}
+
+#if !canImport(Darwin)
+@_silgen_name("malloc_usable_size")
+private func cMallocUsableSize(_ block: UnsafeMutableRawPointer) -> Int
+#endif
