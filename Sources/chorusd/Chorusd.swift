@@ -83,6 +83,7 @@ struct Serve: ParsableCommand {
         let store = try options.openStore(settings)
         let server = IRCServer(config: settings, store: store, logger: logger)
         try server.start()
+        warnIfOthersCanRead([settings.databasePath, settings.databasePath + "-wal", settings.resolvedKeyPath], logger: logger)
         logger.info("Chorus is running", metadata: [
             "tls": "\(server.tlsAddress.map { "\($0)" } ?? "off")",
             "plain": "\(server.plainAddress.map { "\($0)" } ?? "off")",
@@ -104,6 +105,16 @@ struct Serve: ParsableCommand {
         server.shutdown()
         store.close()
         _ = sources
+    }
+}
+
+/// Files made before Chorus created them private keep their mode: say so rather than change what
+/// an operator may have chosen.
+func warnIfOthersCanRead(_ paths: [String], logger: Logger) {
+    for path in paths {
+        guard let mode = (try? FileManager.default.attributesOfItem(atPath: path))?[.posixPermissions] as? Int,
+              mode & 0o077 != 0 else { continue }
+        logger.warning("other users of this machine can read \(path) (mode \(String(mode, radix: 8))): chmod 600 it")
     }
 }
 
