@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the same chorus-bench scenarios against Chorus, ngIRCd and InspIRCd on this machine, one
 # server at a time, and prints one table with each figure and the ratio Chorus/other. A fourth
-# column is the floor: relay.c beside this script, the least a server can do for these scenarios.
+# column is the floor: relay.c beside this script, the least a server can do for these scenarios
+# (plaintext only). The TLS rows use one ECDSA P-256 certificate for the three servers.
 # On demand only (not in CI):
 #   bash deploy/bench/compare.sh [idle-clients] [fanout-messages] [churn-cycles] [rounds]
 # Every server listens on 127.0.0.1 only, with flood control and per-IP limits off. All four run at
@@ -15,6 +16,8 @@ CLIENTS=${1:-1000}
 MESSAGES=${2:-20000}
 CYCLES=${3:-3000}
 ROUNDS=${4:-1}
+# TLS handshakes are slow on some servers (InspIRCd: ~90 a second here): fewer idle TLS clients.
+TLSCLIENTS=$(( CLIENTS < 1000 ? CLIENTS : 1000 ))
 
 for pkg in ngircd inspircd; do
   command -v "$pkg" >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngircd inspircd; break; }
@@ -25,9 +28,13 @@ work=$(mktemp -d)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true; rm -rf "$work"' EXIT
 printf 'Welcome to the benchmark.\n' > "$work/motd"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 30 -subj /CN=bench \
+  -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
 
 start_chorus() {
-  .build/release/chorusd serve --data "$work/chorus" --plain 127.0.0.1:16667 --tls off --no-limits >/dev/null 2>&1 &
+  printf 'certificate = %s\nkey = %s\n' "$work/cert.pem" "$work/key.pem" > "$work/chorus.conf"
+  .build/release/chorusd serve --config "$work/chorus.conf" --data "$work/chorus" --plain 127.0.0.1:16667 \
+    --tls 127.0.0.1:16697 --no-limits >/dev/null 2>&1 &
   echo "$! 16667"
 }
 
@@ -55,6 +62,10 @@ start_ngircd() {
   DNS = no
   Ident = no
   PAM = no
+[SSL]
+  CertFile = $work/cert.pem
+  KeyFile = $work/key.pem
+  Ports = 16698
 CONF
   ngircd -n -f "$work/ngircd.conf" >/dev/null 2>&1 &
   echo "$! 16668"
@@ -83,6 +94,9 @@ start_inspircd() {
 <security hidesplits="no" announceinvites="dynamic">
 <limits maxchan="64" maxnick="30" maxtopic="307">
 <log method="file" type="* -USERINPUT -USEROUTPUT" level="none" target="$work/inspircd.log">
+<module name="ssl_gnutls">
+<sslprofile name="bench" provider="gnutls" certfile="$work/cert.pem" keyfile="$work/key.pem" hash="sha256" requestclientcert="no">
+<bind address="127.0.0.1" port="16699" type="clients" sslprofile="bench">
 CONF
   inspircd --nofork --runasroot --config "$work/inspircd.conf" >/dev/null 2>&1 &
   echo "$! 16669"
@@ -101,6 +115,7 @@ figure() { (grep -m1 "^$1" || echo "x  -") | sed -E 's/^.*[[:space:]]{2,}([0-9.]
 
 declare -A RESULT
 declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669 [relay]=16670)
+declare -A TLSPORT=([chorus]=16697 [ngircd]=16698 [inspircd]=16699)
 declare -A PID
 SERVERS=(chorus ngircd inspircd relay)
 for server in "${SERVERS[@]}"; do
@@ -112,6 +127,7 @@ for server in "${SERVERS[@]}"; do
   pids+=("$pid")
   PID[$server]=$pid
   wait_port "$port"
+  [[ -n ${TLSPORT[$server]:-} ]] && wait_port "${TLSPORT[$server]}"
 done
 
 # One scenario against one server; its figures go to RESULT[server,figure,round].
@@ -136,10 +152,22 @@ measure() {
     churn)
       out=$("$BENCH" churn --pid "$pid" --port "$port" --timeout 90 --cycles "$CYCLES" 2>&1) || echo "$server churn: $out" >&2
       RESULT[$server,churn,$round]=$(echo "$out" | figure "server CPU per cycle") ;;
+    tlsidle)
+      [[ -n ${TLSPORT[$server]:-} ]] || return 0
+      # Memory after 12 s idle: a server may give back what idle connections do not need.
+      out=$("$BENCH" idle --tls --pid "$pid" --port "${TLSPORT[$server]}" --timeout 120 --clients "$TLSCLIENTS" --settle 12 2>&1) \
+        || echo "$server tlsidle: $out" >&2
+      (( round == 1 )) && RESULT[$server,tlsrss,$round]=$(echo "$out" | figure "server RSS per connection")
+      RESULT[$server,tlsjoin,$round]=$(echo "$out" | figure "server CPU per connect") ;;
+    tlsfan)
+      [[ -n ${TLSPORT[$server]:-} ]] || return 0
+      out=$("$BENCH" fanout --tls --pid "$pid" --port "${TLSPORT[$server]}" --timeout 90 --members 100 --messages "$((MESSAGES / 2))" 2>&1) \
+        || echo "$server tlsfan: $out" >&2
+      RESULT[$server,tlsfan,$round]=$(echo "$out" | figure "server CPU per 1M") ;;
   esac
 }
 
-for scenario in idle fan light churn; do
+for scenario in idle tlsidle fan tlsfan light churn; do
   for round in $(seq "$ROUNDS"); do
     order=("${SERVERS[@]}")
     if (( round % 2 == 0 )); then order=(relay inspircd ngircd chorus); fi
@@ -178,4 +206,7 @@ row "CPU-s per 1M deliveries, 20k/s asked, M=100" light
 row "latency p50 at 20k/s asked (ms)" p50
 row "latency p99 at 20k/s asked (ms)" p99
 row "CPU per connect/register/join/quit (ms)" churn
+row "RSS per idle TLS connection, $TLSCLIENTS, 12 s idle (KiB)" tlsrss
+row "CPU per TLS connect+register+join (ms)" tlsjoin
+row "CPU-s per 1M TLS deliveries, saturated, M=100" tlsfan
 echo "ratios are Chorus / that server, per round; relay is deploy/bench/relay.c, a floor, not a server anyone runs"
