@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import Synchronization
 
 /// The server: listeners, the registry of clients and rooms, fan-out, and the background work queues.
 ///
@@ -32,7 +33,9 @@ public final class IRCServer: @unchecked Sendable {
 
     var name: String { config.serverName }
     var ids = MessageIDs()
-    private var nextClientID = 0
+    /// Connection ids, unique in the process (not per server): `TLSBuffers` notes blocks by them,
+    /// and a process may run several servers (the tests do).
+    private static let connectionIDs = Atomic<Int>(0)
 
     var clients: [ObjectIdentifier: Client] = [:]
     var nicks: [String: Client] = [:]
@@ -195,8 +198,7 @@ public final class IRCServer: @unchecked Sendable {
                     // Idle clients dominate a chat server: start reads small and let NIO grow them under load.
                     try options.setOption(ChannelOptions.recvAllocator,
                                           value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
-                    nextClientID += 1
-                    let id = nextClientID
+                    let id = IRCServer.connectionIDs.add(1, ordering: .relaxed).newValue
                     if let tls {
                         // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
                         try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)

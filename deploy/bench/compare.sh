@@ -117,23 +117,46 @@ declare -A RESULT
 declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669 [relay]=16670)
 declare -A TLSPORT=([chorus]=16697 [ngircd]=16698 [inspircd]=16699)
 declare -A PID
+declare -A FRESH   # no scenario has run against this process yet
 SERVERS=(chorus ngircd inspircd relay)
+start() {
+  local server=$1 pid port
+  read -r pid port < <("start_$server")
+  pids+=("$pid")
+  PID[$server]=$pid
+  FRESH[$server]=1
+  wait_port "$port"
+  if [[ -n ${TLSPORT[$server]:-} ]]; then wait_port "${TLSPORT[$server]}"; fi
+}
+# Memory is measured on a fresh process only: a process that has served connections reuses the
+# pages they left (and Chorus gives idle TLS buffers back, which would show as negative growth).
+restart() {
+  local server=$1 port
+  kill "${PID[$server]}" 2>/dev/null || true
+  wait "${PID[$server]}" 2>/dev/null || true
+  for port in "${PORT[$server]}" ${TLSPORT[$server]:-}; do
+    for _ in $(seq 1 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break; sleep 0.1; done
+  done
+  [[ $server == chorus ]] && rm -rf "$work/chorus"
+  start "$server"
+}
 for server in "${SERVERS[@]}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/${PORT[$server]}") 2>/dev/null; then
     echo "port ${PORT[$server]} is taken before $server started: stop what listens there" >&2
     exit 1
   fi
-  read -r pid port < <("start_$server")
-  pids+=("$pid")
-  PID[$server]=$pid
-  wait_port "$port"
-  [[ -n ${TLSPORT[$server]:-} ]] && wait_port "${TLSPORT[$server]}"
+  start "$server"
 done
 
 # One scenario against one server; its figures go to RESULT[server,figure,round].
 # A scenario that fails leaves its figures empty ("-" in the table) rather than stopping the run.
 measure() {
-  local scenario=$1 server=$2 round=$3 pid=${PID[$2]} port=${PORT[$2]} out
+  local scenario=$1 server=$2 round=$3 pid port out
+  if [[ $scenario == tlsidle && -z ${TLSPORT[$server]:-} ]]; then return 0; fi
+  if [[ $scenario == tlsfan && -z ${TLSPORT[$server]:-} ]]; then return 0; fi
+  if [[ ($scenario == idle || $scenario == tlsidle) && $round == 1 && -z ${FRESH[$server]} ]]; then restart "$server"; fi
+  FRESH[$server]=
+  pid=${PID[$server]} port=${PORT[$server]}
   echo "round $round: $scenario on $server (pid $pid, port $port)" >&2
   case $scenario in
     idle)
@@ -153,21 +176,20 @@ measure() {
       out=$("$BENCH" churn --pid "$pid" --port "$port" --timeout 90 --cycles "$CYCLES" 2>&1) || echo "$server churn: $out" >&2
       RESULT[$server,churn,$round]=$(echo "$out" | figure "server CPU per cycle") ;;
     tlsidle)
-      [[ -n ${TLSPORT[$server]:-} ]] || return 0
       # Memory after 12 s idle: a server may give back what idle connections do not need.
       out=$("$BENCH" idle --tls --pid "$pid" --port "${TLSPORT[$server]}" --timeout 120 --clients "$TLSCLIENTS" --settle 12 2>&1) \
         || echo "$server tlsidle: $out" >&2
       (( round == 1 )) && RESULT[$server,tlsrss,$round]=$(echo "$out" | figure "server RSS per connection")
       RESULT[$server,tlsjoin,$round]=$(echo "$out" | figure "server CPU per connect") ;;
     tlsfan)
-      [[ -n ${TLSPORT[$server]:-} ]] || return 0
       out=$("$BENCH" fanout --tls --pid "$pid" --port "${TLSPORT[$server]}" --timeout 90 --members 100 --messages "$((MESSAGES / 2))" 2>&1) \
         || echo "$server tlsfan: $out" >&2
       RESULT[$server,tlsfan,$round]=$(echo "$out" | figure "server CPU per 1M") ;;
   esac
 }
 
-for scenario in idle tlsidle fan tlsfan light churn; do
+# SCENARIOS="tlsidle tlsfan" bash deploy/bench/compare.sh … runs only those (rows of the others stay "-").
+for scenario in ${SCENARIOS:-idle tlsidle fan tlsfan light churn}; do
   for round in $(seq "$ROUNDS"); do
     order=("${SERVERS[@]}")
     if (( round % 2 == 0 )); then order=(relay inspircd ngircd chorus); fi
