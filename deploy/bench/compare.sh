@@ -12,6 +12,8 @@
 # the rounds' own ratios (with their range when there are several rounds).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# InspIRCd 3.15 segfaults in InspIRCd::Exit when stopped (seen here): no core file in the repository.
+ulimit -c 0
 CLIENTS=${1:-1000}
 MESSAGES=${2:-20000}
 CYCLES=${3:-3000}
