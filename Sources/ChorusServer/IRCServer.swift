@@ -131,14 +131,14 @@ public final class IRCServer: @unchecked Sendable {
             let context = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
             sslContext = context
             let channel = try bootstrap(tls: context).bind(host: tls.host, port: tls.port).wait()
-            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures)).wait()
+            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
             listeners.append(channel)
             tlsAddress = channel.localAddress
             logger.info("listening (TLS)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
         if let plain = config.plain {
             let channel = try bootstrap(tls: nil).bind(host: plain.host, port: plain.port).wait()
-            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures)).wait()
+            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: false)).wait()
             listeners.append(channel)
             plainAddress = channel.localAddress
             logger.info("listening (plaintext)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])

@@ -16,7 +16,8 @@ import NIOCore
 /// listening socket, which stays readable: its loop retried `accept` ~430,000 times a second, at
 /// full CPU, for as long as the limit held, and the waiting clients hung. As libuv does, one
 /// descriptor is kept in reserve; on EMFILE or ENFILE it is given up to accept the waiting
-/// connections, each told the server is full and closed at once, and then taken back.
+/// connections, each told the server is full (plaintext listeners; a TLS client expects a
+/// handshake, not a line) and closed at once, and then taken back.
 /// Used on the server's loop only (both listeners run on it).
 final class AcceptFailures {
     private let logger: Logger
@@ -40,18 +41,19 @@ final class AcceptFailures {
         if reserve >= 0 { close(reserve) }
     }
 
-    func caught(_ error: Error, on listener: Channel) {
+    /// `isTLS`: the listener's clients expect a TLS handshake, so they get no plaintext line, only the close.
+    func caught(_ error: Error, on listener: Channel, isTLS: Bool) {
         failed += 1
         var turned = 0
         if let error = error as? IOError, error.errnoCode == EMFILE || error.errnoCode == ENFILE,
            let descriptor = SocketWrite.descriptor(of: listener) {
-            turned = turnAway(from: descriptor)
+            turned = turnAway(from: descriptor, saying: !isTLS)
         }
         log(error, listener: listener, turned: turned)
     }
 
     /// Accepts and closes what waits on the listening socket, with the reserve descriptor free.
-    private func turnAway(from listener: CInt) -> Int {
+    private func turnAway(from listener: CInt, saying: Bool) -> Int {
         if reserve >= 0 {
             close(reserve)
             reserve = -1
@@ -61,12 +63,14 @@ final class AcceptFailures {
         while turned < AcceptFailures.turnAwayBatch {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { break }  // EAGAIN: none left; EMFILE: the reserve went elsewhere
-            #if canImport(Darwin)
-            var one: Int32 = 1
-            setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
-            #endif
-            // A fresh socket's buffer takes a line; if not, the client still sees the close.
-            _ = AcceptFailures.fullLine.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | noSignal) }
+            if saying {
+                #if canImport(Darwin)
+                var one: Int32 = 1
+                setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
+                #endif
+                // A fresh socket's buffer takes a line; if not, the client still sees the close.
+                _ = AcceptFailures.fullLine.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | noSignal) }
+            }
             close(connection)
             turned += 1
         }
@@ -107,12 +111,14 @@ final class ListenerHandler: ChannelInboundHandler {
     typealias InboundIn = Channel
 
     private let failures: AcceptFailures
+    private let isTLS: Bool
 
-    init(failures: AcceptFailures) {
+    init(failures: AcceptFailures, isTLS: Bool) {
         self.failures = failures
+        self.isTLS = isTLS
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        failures.caught(error, on: context.channel)
+        failures.caught(error, on: context.channel, isTLS: isTLS)
     }
 }

@@ -216,6 +216,19 @@ final class RawClient {
         return taken
     }
 
+    /// Reads until the peer closes or `timeout` passes: how many bytes came, and whether it closed.
+    func readToEnd(timeout: TimeInterval = 5) -> (bytes: Int, closed: Bool) {
+        let deadline = Date().addingTimeInterval(timeout)
+        var count = received.count
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while Date() < deadline {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n == 0 { return (count, true) }
+            if n > 0 { count += n } else if errno != EAGAIN && errno != EWOULDBLOCK { return (count, true) }
+        }
+        return (count, false)
+    }
+
     /// Everything received up to and including the line that contains `marker`.
     func read(until marker: String, timeout: TimeInterval = 5) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)

@@ -136,6 +136,14 @@ final class RobustnessTests: XCTestCase {
         XCTAssertEqual(turnedAway, 1)
         XCTAssertLessThanOrEqual(failed, 2, "the loop kept retrying accept: \(failed)")
 
+        // On the TLS port a client expects a handshake: no plaintext line, only the close.
+        close(fillers.removeLast())
+        let refusedTLS = try RawClient(port: server.tlsPort, receiveBuffer: 4096)
+        let (bytes, closed) = refusedTLS.readToEnd()
+        XCTAssertTrue(closed)
+        XCTAssertEqual(bytes, 0)
+        XCTAssertEqual(try irc.loop.submit { [weak irc] in irc?.acceptFailures.turnedAway ?? -1 }.wait(), 2)
+
         release()
         let later = try server.connect()
         try later.register("later")
