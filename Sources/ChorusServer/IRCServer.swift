@@ -197,7 +197,7 @@ public final class IRCServer: @unchecked Sendable {
                                           value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
                     // Idle clients dominate a chat server: start reads small and let NIO grow them under load.
                     try options.setOption(ChannelOptions.recvAllocator,
-                                          value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 512, maximum: 65536))
+                                          value: AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536))
                     let id = IRCServer.connectionIDs.add(1, ordering: .relaxed).newValue
                     if let tls {
                         // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
