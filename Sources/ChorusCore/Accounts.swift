@@ -7,7 +7,7 @@ public struct Accounts: Sendable {
     public let hasher: PasswordHasher
     public let now: @Sendable () -> Date
 
-    public init(store: any Store, hasher: PasswordHasher = PasswordHasher(), now: @escaping @Sendable () -> Date = Date.init) {
+    public init(store: any Store, hasher: PasswordHasher = PasswordHasher(), now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.hasher = hasher
         self.now = now

@@ -7,7 +7,7 @@ public struct ChoreBoard: Sendable {
     public let now: @Sendable () -> Date
     public let calendar: Calendar
 
-    public init(store: any ChoreStore & JobStore, timeZone: TimeZone, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(store: any ChoreStore & JobStore, timeZone: TimeZone, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.now = now
         var c = Calendar(identifier: .gregorian)

@@ -32,7 +32,7 @@ public struct JobBoard: Sendable {
     public let store: any JobStore
     public let now: @Sendable () -> Date
 
-    public init(store: any JobStore, now: @escaping @Sendable () -> Date = Date.init) {
+    public init(store: any JobStore, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.now = now
     }

@@ -87,7 +87,7 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     public init(config: ServerConfig, store: any ChorusStorage,
-                now: @escaping @Sendable () -> Date = Date.init, logger: Logger = Logger(label: "chorus")) {
+                now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus")) {
         self.config = config
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
@@ -401,17 +401,20 @@ public final class IRCServer: @unchecked Sendable {
         case .line(let text):
             do {
                 dispatch(client, try Message.parse(text))
-            } catch .empty {
-                return
-            } catch .lineTooLong, .tagsTooLong {
-                answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
-            } catch .forbiddenCharacter {
-                answerUnparsed(client) { $0.fail("INVALID_LINE", "Lines may not contain NUL or a bare CR") }
-            } catch .invalidCommand(let verb) {
-                answerUnparsed(client) { $0.numeric(.unknownCommand, verb, "Unknown command") }
-            } catch .missingCommand {
-                answerUnparsed(client) { $0.numeric(.unknownCommand, "*", "A line needs a command") }
-            } catch {}
+            } catch {
+                switch error {
+                case .empty:
+                    return
+                case .lineTooLong, .tagsTooLong:
+                    answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
+                case .forbiddenCharacter:
+                    answerUnparsed(client) { $0.fail("INVALID_LINE", "Lines may not contain NUL or a bare CR") }
+                case .invalidCommand(let verb):
+                    answerUnparsed(client) { $0.numeric(.unknownCommand, verb, "Unknown command") }
+                case .missingCommand:
+                    answerUnparsed(client) { $0.numeric(.unknownCommand, "*", "A line needs a command") }
+                }
+            }
         }
     }
 

@@ -80,7 +80,7 @@ final class AccountTests: XCTestCase {
 
     func testOperAndKill() throws {
         let hash = try PasswordHasher(logRounds: 4).hash("oper-secret")
-        let server = try TestServer { $0.operators = [.init(name: "root", passwordHash: hash)] }
+        let server = try TestServer(configure: { $0.operators = [.init(name: "root", passwordHash: hash)] })
         let o = try server.connect(), victim = try server.connect()
         try o.register("admin")
         try victim.register("spammer")

@@ -17,7 +17,7 @@ final class TestServer {
 
     let now: @Sendable () -> Date
 
-    init(now: @escaping @Sendable () -> Date = Date.init, configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    init(now: @escaping @Sendable () -> Date = { Date() }, configure: (inout ServerConfig) -> Void = { _ in }) throws {
         self.now = now
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-test-\(UUID().uuidString)")
         config = ServerConfig()

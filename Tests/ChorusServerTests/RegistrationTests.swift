@@ -104,7 +104,7 @@ final class RegistrationTests: XCTestCase {
     }
 
     func testServerPingsIdleClientsAndDropsSilentOnes() throws {
-        let server = try TestServer { $0.pingInterval = 0.4; $0.pingTimeout = 0.4; $0.registrationTimeout = 0.8 }
+        let server = try TestServer(configure: { $0.pingInterval = 0.4; $0.pingTimeout = 0.4; $0.registrationTimeout = 0.8 })
         let a = try server.connect()
         try a.register("alice")
         let ping = try a.expect(command: "PING", timeout: 3)

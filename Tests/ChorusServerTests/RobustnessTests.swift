@@ -67,7 +67,7 @@ final class RobustnessTests: XCTestCase {
     }
 
     func testFloodingClientIsDisconnected() throws {
-        let server = try TestServer { $0.floodBurst = 5; $0.floodRate = 2; $0.floodQueue = 20 }
+        let server = try TestServer(configure: { $0.floodBurst = 5; $0.floodRate = 2; $0.floodQueue = 20 })
         let c = try server.connect()
         try c.register("flooder")
         for i in 0..<200 { c.send("PRIVMSG flooder :\(i)") }
@@ -76,7 +76,7 @@ final class RobustnessTests: XCTestCase {
     }
 
     func testPerIPConnectionLimit() throws {
-        let server = try TestServer { $0.maxConnectionsPerIP = 2 }
+        let server = try TestServer(configure: { $0.maxConnectionsPerIP = 2 })
         let a = try server.connect(), b = try server.connect()
         try a.register("a1")
         try b.register("b1")
