@@ -218,7 +218,7 @@ public final class IRCServer: @unchecked Sendable {
 
     func accept(_ context: ChannelHandlerContext, id: Int, isTLS: Bool) -> Client? {
         let channel = context.channel
-        let ip = channel.remoteAddress?.ipAddress ?? "unknown"
+        let ip = channel.remoteAddress.map(IRCServer.text(of:)) ?? "unknown"
         if config.maxConnectionsPerIP > 0, connectionsPerIP[ip, default: 0] >= config.maxConnectionsPerIP {
             let line = "ERROR :Closing link: too many connections from \(ip)\r\n"
             channel.writeAndFlush(allocator.buffer(string: line)).whenComplete { _ in channel.close(promise: nil) }
@@ -229,6 +229,24 @@ public final class IRCServer: @unchecked Sendable {
         connectionsPerIP[ip, default: 0] += 1
         unregisteredCount += 1
         return client
+    }
+
+    /// A client's address as text. IPv4 is written here: NIO's `ipAddress` (inet_ntop into a
+    /// String) cost 2.9k instructions a connection (callgrind), 1.6 % of one.
+    static func text(of address: SocketAddress) -> String {
+        guard case .v4(let v4) = address else { return address.ipAddress ?? "unknown" }
+        let host = UInt32(bigEndian: v4.address.sin_addr.s_addr)  // s_addr is in network order
+        return String(unsafeUninitializedCapacity: 15) { out in
+            var count = 0
+            for shift in [24, 16, 8, 0] as [UInt32] {
+                let octet = UInt8(truncatingIfNeeded: host >> shift)
+                if shift < 24 { out[count] = UInt8(ascii: "."); count += 1 }
+                if octet >= 100 { out[count] = UInt8(ascii: "0") + octet / 100; count += 1 }
+                if octet >= 10 { out[count] = UInt8(ascii: "0") + octet / 10 % 10; count += 1 }
+                out[count] = UInt8(ascii: "0") + octet % 10; count += 1
+            }
+            return count
+        }
     }
 
     /// User modes that LUSERS counts change only here.

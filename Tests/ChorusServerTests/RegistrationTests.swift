@@ -1,4 +1,6 @@
 import ChorusIRC
+@testable import ChorusServer
+import NIOCore
 import XCTest
 
 final class RegistrationTests: XCTestCase {
@@ -161,5 +163,13 @@ final class RegistrationTests: XCTestCase {
             XCTAssertNil(line.tag("label"), "only the batch's opening line carries the label: \(line)")
         }
         XCTAssertEqual(lines.first?.params.first, "tim")
+    }
+
+    /// Client addresses as hosts: IPv4 written by hand must read as NIO writes it; IPv6 is NIO's.
+    func testAddressesAsTextMatchNIO() throws {
+        for text in ["0.0.0.0", "127.0.0.1", "10.1.20.255", "192.168.100.9", "255.255.255.255", "1.2.3.4", "::1", "2001:db8::42"] {
+            let address = try SocketAddress(ipAddress: text, port: 6667)
+            XCTAssertEqual(IRCServer.text(of: address), address.ipAddress, text)
+        }
     }
 }
