@@ -69,7 +69,7 @@ final class AcceptFailures {
                 setsockopt(connection, SOL_SOCKET, SO_NOSIGPIPE, &one, socklen_t(MemoryLayout<Int32>.size))
                 #endif
                 // A fresh socket's buffer takes a line; if not, the client still sees the close.
-                _ = AcceptFailures.fullLine.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | noSignal) }
+                _ = AcceptFailures.fullLine.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | SocketWrite.noSignal) }
             }
             close(connection)
             turned += 1
@@ -97,12 +97,6 @@ final class AcceptFailures {
     private static func openReserve() -> CInt {
         open("/dev/null", O_RDONLY | O_CLOEXEC)
     }
-
-    #if canImport(Darwin)
-    private let noSignal: Int32 = 0  // Darwin: SO_NOSIGPIPE, set above
-    #else
-    private let noSignal = Int32(MSG_NOSIGNAL)
-    #endif
 }
 
 /// The last handler of a listening channel: what reaches it is a connection NIO could not accept

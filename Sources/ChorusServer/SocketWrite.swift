@@ -42,9 +42,11 @@ enum SocketWrite {
         return max(0, sent)
     }
 
+    /// `send`'s flag against SIGPIPE. Darwin has none: a socket sets SO_NOSIGPIPE (NIO sets
+    /// F_SETNOSIGPIPE on its sockets).
     #if canImport(Darwin)
-    private static let noSignal: Int32 = 0  // Darwin: NIO sets F_SETNOSIGPIPE on its sockets
+    static let noSignal: Int32 = 0
     #else
-    private static let noSignal = Int32(MSG_NOSIGNAL)
+    static let noSignal = Int32(MSG_NOSIGNAL)
     #endif
 }

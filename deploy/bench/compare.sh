@@ -154,8 +154,7 @@ done
 # A scenario that fails leaves its figures empty ("-" in the table) rather than stopping the run.
 measure() {
   local scenario=$1 server=$2 round=$3 pid port out
-  if [[ $scenario == tlsidle && -z ${TLSPORT[$server]:-} ]]; then return 0; fi
-  if [[ $scenario == tlsfan && -z ${TLSPORT[$server]:-} ]]; then return 0; fi
+  if [[ $scenario == tls* && -z ${TLSPORT[$server]:-} ]]; then return 0; fi  # the relay has no TLS
   if [[ ($scenario == idle || $scenario == tlsidle) && $round == 1 && -z ${FRESH[$server]} ]]; then restart "$server"; fi
   FRESH[$server]=
   pid=${PID[$server]} port=${PORT[$server]}
