@@ -119,3 +119,11 @@ extension Client: Hashable {
     static func == (a: Client, b: Client) -> Bool { a === b }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
+
+extension CircularBuffer {
+    /// A queue keeps the size a burst grew it to; an idle connection should hold what it started
+    /// with (a 40-line paste left 1 KiB in `inbox`).
+    mutating func shrinkWhenEmpty(to capacity: Int) {
+        if isEmpty && self.capacity > 4 * capacity { self = CircularBuffer(initialCapacity: capacity) }
+    }
+}

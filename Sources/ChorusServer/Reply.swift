@@ -187,6 +187,7 @@ final class Reply {
             client.unanswered.removeFirst()
             first.write()
         }
+        client.unanswered.shrinkWhenEmpty(to: 2)
         if isSuspended { client.suspended = false }
         if isCommand { client.commandsInFlight -= 1 }
         server.resumeInput(client)

@@ -1,0 +1,84 @@
+#if canImport(Glibc)
+@testable import ChorusServer
+import ChorusIRC
+import Glibc
+import XCTest
+
+/// What a connection holds once it is idle again. A chat server's connections are idle most of
+/// their lives, so memory a burst leaves behind is paid for as long as they stay.
+final class MemoryTests: XCTestCase {
+    /// NIO keeps a connection's read buffer at the largest size its reads ever grew to; with its
+    /// usual ceiling that was 64 KiB for life after one pasted burst.
+    func testABurstOfInputLeavesNothingBehind() throws {
+        let server = try TestServer(configure: {
+            // Flood control on, but fast: the burst's lines wait in each client's inbox and drain.
+            $0.floodBurst = 5
+            $0.floodRate = 5000
+            $0.floodQueue = 200
+        })
+        let irc = server.server!
+        let clients = try (0..<16).map { i -> TestClient in
+            let client = try server.connect()
+            try client.register("burst\(i)")
+            try client.join("#burst")
+            return client
+        }
+        // Each client's lines are answered in order: its PONG says all before it were read.
+        func settle() throws {
+            for (i, client) in clients.enumerated() {
+                client.send("PING settle\(i)")
+                try client.expect("PONG settle\(i)") { $0.command == "PONG" && $0.params.last == "settle\(i)" }
+            }
+        }
+        try settle()
+        let before = heapInUse()
+
+        // 90 lines of 400 bytes each, in one write: PONGs, which the server reads and answers with nothing.
+        let burst = String(repeating: "PONG :" + String(repeating: "x", count: 392) + "\r\n", count: 90)
+        for client in clients { client.sendRaw(Array(burst.utf8)) }
+        try settle()
+        let perConnection = (heapInUse() - before) / clients.count
+
+        XCTAssertLessThan(perConnection, 4 * 1024, "bytes a connection kept after a 36 KiB burst: \(perConnection)")
+        let inboxes = try irc.loop.submit { irc.clients.values.map(\.inbox.capacity) }.wait()
+        XCTAssertEqual(inboxes, Array(repeating: 4, count: clients.count), "inboxes back to their size once drained")
+
+        // A script's burst of bot commands: their answers wait in order in `unanswered`.
+        try server.addAccount("boss", "secret-1")
+        let boss = try server.connect()
+        try boss.register("boss", pass: "secret-1")
+        boss.sendRaw(Array(String(repeating: "PRIVMSG Chorus :!mine\r\n", count: 40).utf8))
+        for _ in 0..<40 {
+            try boss.expect("an answer to !mine") { $0.params.last?.hasPrefix("You have no open jobs") == true }
+        }
+        let unanswered = try irc.loop.submit { irc.clients.values.first { $0.nick == "boss" }?.unanswered.capacity }.wait()
+        XCTAssertEqual(unanswered, 2, "the queue of answers back to its size once drained")
+    }
+}
+
+/// Bytes the C library's allocator has handed out and not had back, from glibc's `malloc_info`:
+/// the memory its arenas hold, less their free chunks, plus blocks it mapped on their own.
+func heapInUse() -> Int {
+    var text: UnsafeMutablePointer<CChar>?
+    var size = 0
+    guard let stream = open_memstream(&text, &size) else { return 0 }
+    _ = mallocInfo(0, stream)
+    fclose(stream)
+    guard let text else { return 0 }
+    defer { free(text) }
+    // The totals over all arenas follow the last arena's own figures.
+    let xml = String(cString: text)
+    guard let totals = xml.range(of: "</heap>", options: .backwards).map({ xml[$0.upperBound...] }) else { return 0 }
+    func figure(_ element: String) -> Int {
+        guard let start = totals.range(of: element) else { return 0 }
+        let rest = totals[start.upperBound...]
+        guard let size = rest.range(of: "size=\"") else { return 0 }
+        return Int(rest[size.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+    return figure("<system type=\"current\"") - figure("<total type=\"fast\"") - figure("<total type=\"rest\"")
+        + figure("<total type=\"mmap\"")
+}
+
+@_silgen_name("malloc_info")  // <malloc.h>, which the Glibc module leaves out
+private func mallocInfo(_ options: CInt, _ stream: UnsafeMutablePointer<FILE>) -> CInt
+#endif
