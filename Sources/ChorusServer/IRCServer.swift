@@ -180,11 +180,11 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     /// How much a connection reads at a time. NIO keeps a connection's read buffer for its life,
-    /// at the largest size its reads ever grew to: with NIO's usual ceiling of 64 KiB, one pasted
-    /// burst left an idle connection holding 79 KiB instead of 3.7 (and a TLS handshake alone grew
-    /// it to 1 KiB). Idle clients dominate a chat server, and flood control takes a client's lines
-    /// a few a second, so reads stay small: 512 bytes is an IRC line without tags, and NIO reads up
-    /// to four times per wake-up.
+    /// at the largest size its reads ever grew to: with NIO's usual ceiling of 64 KiB, one 64 KiB
+    /// burst left an idle connection at 79 KiB of RSS instead of 3.7 (and a TLS handshake alone
+    /// grew the buffer to 1 KiB). Idle clients dominate a chat server, and flood control takes a
+    /// client's lines a few a second, so reads stay small: 512 bytes is an IRC line without tags,
+    /// and NIO reads up to four times per wake-up.
     static let readSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 512)
 
     private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
