@@ -67,14 +67,14 @@ final class Client {
     var awaitingPong = false
 
     // Input pacing: parsed lines wait here while a command is in flight or the flood budget is spent.
-    var inbox = CircularBuffer<Inbound>(initialCapacity: 4)
+    var inbox = ReleasingQueue<Inbound>()
     var suspended = false
     /// Bot commands of this client on their way through the database writer. The client's next bot
     /// command may follow them there (the writer runs them in order); any other line waits.
     var commandsInFlight = 0
     /// Replies to this client's lines that are not written yet because an earlier one is still
     /// running: a client reads its answers in the order it sent its lines.
-    var unanswered = CircularBuffer<Reply>(initialCapacity: 2)
+    var unanswered = ReleasingQueue<Reply>()
     var floodTokens: Double
     var floodUpdatedAt: NIODeadline = .now()
     var drainScheduled = false
@@ -120,10 +120,31 @@ extension Client: Hashable {
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }
 
-extension CircularBuffer {
-    /// A queue keeps the size a burst grew it to; an idle connection should hold what it started
-    /// with (a 40-line paste left 1 KiB in `inbox`).
-    mutating func shrinkWhenEmpty(to capacity: Int) {
-        if isEmpty && self.capacity > 4 * capacity { self = CircularBuffer(initialCapacity: capacity) }
+/// A first-in, first-out queue that holds no memory while it is empty.
+///
+/// A connection's queues are empty nearly all its life: lines wait only while the flood budget is
+/// spent or a command runs. An empty `CircularBuffer` still holds its buffer (176 bytes for the
+/// two of a connection, 5 % of an idle one) and keeps whatever size a burst grew it to (a 40-line
+/// paste left 1 KiB in `inbox`), so the buffer here is made on the first append and let go with
+/// the last element. That is one allocation per burst, not per line.
+struct ReleasingQueue<Element> {
+    private var buffer: CircularBuffer<Element>?
+
+    var isEmpty: Bool { buffer?.isEmpty ?? true }
+    var count: Int { buffer?.count ?? 0 }
+    var first: Element? { buffer?.first }
+    /// Elements the queue has room for without growing; 0 while it holds no buffer.
+    var capacity: Int { buffer?.capacity ?? 0 }
+
+    mutating func append(_ element: Element) {
+        if buffer == nil { buffer = CircularBuffer(initialCapacity: 4) }
+        buffer!.append(element)
+    }
+
+    @discardableResult
+    mutating func removeFirst() -> Element {
+        let element = buffer!.removeFirst()
+        if buffer!.isEmpty { buffer = nil }
+        return element
     }
 }

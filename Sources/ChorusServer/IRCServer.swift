@@ -381,7 +381,6 @@ public final class IRCServer: @unchecked Sendable {
             client.inbox.removeFirst()
             process(client, next)
         }
-        client.inbox.shrinkWhenEmpty(to: 4)
     }
 
     /// Whether a line can run now: not while a suspended line waits, and while bot commands are in

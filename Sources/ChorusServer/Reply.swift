@@ -187,7 +187,6 @@ final class Reply {
             client.unanswered.removeFirst()
             first.write()
         }
-        client.unanswered.shrinkWhenEmpty(to: 2)
         if isSuspended { client.suspended = false }
         if isCommand { client.commandsInFlight -= 1 }
         server.resumeInput(client)

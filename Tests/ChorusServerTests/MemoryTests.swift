@@ -17,7 +17,7 @@ final class MemoryTests: XCTestCase {
             $0.floodQueue = 200
         })
         let irc = server.server!
-        let clients = try (0..<16).map { i -> TestClient in
+        let clients = try (0..<32).map { i -> TestClient in
             let client = try server.connect()
             try client.register("burst\(i)")
             try client.join("#burst")
@@ -39,9 +39,11 @@ final class MemoryTests: XCTestCase {
         try settle()
         let perConnection = (heapInUse() - before) / clients.count
 
-        XCTAssertLessThan(perConnection, 4 * 1024, "bytes a connection kept after a 36 KiB burst: \(perConnection)")
+        // Reads at NIO's usual 64 KiB ceiling kept ~38 KiB a connection here. The figure is the whole
+        // process's heap, so glibc's per-thread caches and its arena's growth add a few KiB of noise.
+        XCTAssertLessThan(perConnection, 12 * 1024, "bytes a connection kept after a 36 KiB burst: \(perConnection)")
         let inboxes = try irc.loop.submit { irc.clients.values.map(\.inbox.capacity) }.wait()
-        XCTAssertEqual(inboxes, Array(repeating: 4, count: clients.count), "inboxes back to their size once drained")
+        XCTAssertEqual(inboxes, Array(repeating: 0, count: clients.count), "inboxes hold no buffer once drained")
 
         // A script's burst of bot commands: their answers wait in order in `unanswered`.
         try server.addAccount("boss", "secret-1")
@@ -52,7 +54,7 @@ final class MemoryTests: XCTestCase {
             try boss.expect("an answer to !mine") { $0.params.last?.hasPrefix("You have no open jobs") == true }
         }
         let unanswered = try irc.loop.submit { irc.clients.values.first { $0.nick == "boss" }?.unanswered.capacity }.wait()
-        XCTAssertEqual(unanswered, 2, "the queue of answers back to its size once drained")
+        XCTAssertEqual(unanswered, 0, "the queue of answers holds no buffer once drained")
     }
 }
 
