@@ -46,7 +46,9 @@ final class Client {
     var capNegotiating = false
     var capVersion = 0
 
-    var account: Account?
+    /// The account this connection is logged in to: its name and key only. The account's record
+    /// (password hash, email) stays in the store rather than in every connection's memory.
+    var account: Login?
     var pendingPass: String?
     var saslMechanism: String?
     var saslBuffer = ""
@@ -118,6 +120,18 @@ final class Client {
 extension Client: Hashable {
     static func == (a: Client, b: Client) -> Bool { a === b }
     func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}
+
+/// Who a connection is logged in as.
+struct Login: Equatable {
+    let name: String
+    /// `Account.key(name)`, folded once rather than on every use.
+    let key: String
+
+    init(_ account: Account) {
+        name = account.name
+        key = account.key
+    }
 }
 
 /// A first-in, first-out queue that holds no memory while it is empty.

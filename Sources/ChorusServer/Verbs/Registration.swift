@@ -194,17 +194,17 @@ extension IRCServer {
         if let account = client.account {
             sessions[account.key, default: []].append(client)
             rejoinRooms(client, reply: reply)
-            deliverQueuedEvents(to: client, account: account)
+            deliverQueuedEvents(to: client, accountKey: account.key)
         }
     }
 
     /// Marks the client as logged in and says so (900).
     func logIn(_ client: Client, as account: Account, reply: Reply) {
-        client.account = account
+        client.account = Login(account)
         accountKeys.insert(account.key)
         if client.registered {
             sessions[account.key, default: []].append(client)
-            deliverQueuedEvents(to: client, account: account)
+            deliverQueuedEvents(to: client, accountKey: account.key)
         }
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         if client.registered {
