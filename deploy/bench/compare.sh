@@ -18,8 +18,9 @@ CLIENTS=${1:-1000}
 MESSAGES=${2:-20000}
 CYCLES=${3:-3000}
 ROUNDS=${4:-1}
-# TLS handshakes are slow on some servers (InspIRCd: ~90 a second here): fewer idle TLS clients.
-TLSCLIENTS=$(( CLIENTS < 1000 ? CLIENTS : 1000 ))
+# TLS handshakes are slow on some servers (InspIRCd: ~90 a second here): fewer idle TLS clients,
+# unless TLSCLIENTS says how many.
+TLSCLIENTS=${TLSCLIENTS:-$(( CLIENTS < 1000 ? CLIENTS : 1000 ))}
 
 for pkg in ngircd inspircd; do
   command -v "$pkg" >/dev/null || { apt-get update -qq; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ngircd inspircd; break; }
@@ -120,7 +121,8 @@ declare -A PORT=([chorus]=16667 [ngircd]=16668 [inspircd]=16669 [relay]=16670)
 declare -A TLSPORT=([chorus]=16697 [ngircd]=16698 [inspircd]=16699)
 declare -A PID
 declare -A FRESH   # no scenario has run against this process yet
-SERVERS=(chorus ngircd inspircd relay)
+# SERVERS="chorus ngircd" bash deploy/bench/compare.sh … measures only those.
+read -r -a SERVERS <<< "${SERVERS:-chorus ngircd inspircd relay}"
 start() {
   local server=$1 pid port
   read -r pid port < <("start_$server")
@@ -193,7 +195,7 @@ measure() {
 for scenario in ${SCENARIOS:-idle tlsidle fan tlsfan light churn}; do
   for round in $(seq "$ROUNDS"); do
     order=("${SERVERS[@]}")
-    if (( round % 2 == 0 )); then order=(relay inspircd ngircd chorus); fi
+    if (( round % 2 == 0 )); then order=(); for server in "${SERVERS[@]}"; do order=("$server" "${order[@]}"); done; fi
     for server in "${order[@]}"; do measure "$scenario" "$server" "$round"; done
   done
 done
