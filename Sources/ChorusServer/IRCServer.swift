@@ -536,7 +536,8 @@ public final class IRCServer: @unchecked Sendable {
             client.outbound = nil
             guard let socket = client.socket else {
                 client.activity &+= 1
-                client.output.writeAndFlush(NIOAny(bytes), promise: nil)
+                // A buffer swift-nio-ssl makes here (its last one still queued) is this connection's.
+                TLSBuffers.noting(owner: client.id) { client.output.writeAndFlush(NIOAny(bytes), promise: nil) }
                 continue
             }
             if client.writesInChannel == 0 && !client.closing {

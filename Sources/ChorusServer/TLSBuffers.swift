@@ -21,10 +21,11 @@ import Synchronization
 ///
 /// The buffers are known by their allocation. TLS channels allocate through `allocator`, which
 /// notes each block of at least `threshold` bytes allocated while `noting(owner:)` runs on that
-/// thread (the server wraps the adding of a connection's TLS handler in it, the only time
-/// swift-nio-ssl makes these buffers) and follows the block through `realloc` and `free`. Blocks
-/// made at other times (a buffer copied on write, a large socket read) are not noted and stay
-/// as they are.
+/// thread and follows the block through `realloc` and `free`. The server wraps in it the adding
+/// of a connection's TLS handler, where swift-nio-ssl makes both buffers, and its writes to the
+/// connection: when a reader lags, the outbound buffer is still queued in the socket channel as
+/// the next record is written, and swift-nio-ssl writes into a new one. Blocks made at other
+/// times (a large socket read) are not noted and stay as they are.
 ///
 /// Between two events of a connection both buffers hold nothing live: the handler hands every
 /// decrypted byte on (`channelReadComplete`) and every encrypted byte to the socket channel. The
@@ -76,19 +77,26 @@ enum TLSBuffers {
     }
 
     private struct Notes {
-        /// The thread inside `noting`, and for whom.
-        var notingThread: pthread_t?
-        var notingOwner = 0
         var blocks: [UInt: Block] = [:]
         var byOwner: [Int: [UInt]] = [:]
     }
 
     private static let notes = Mutex(Notes())
 
+    /// For whom this thread is inside `noting` (the owner plus one; none outside). Thread-specific
+    /// rather than under the lock, as every write to a TLS connection passes here.
+    private static let notingOwner: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key for TLSBuffers")
+        return key
+    }()
+
     /// Runs `body`, noting the large blocks it allocates on this thread as `owner`'s.
     static func noting<T>(owner: Int, _ body: () throws -> T) rethrows -> T {
-        notes.withLock { $0.notingThread = pthread_self(); $0.notingOwner = owner }
-        defer { notes.withLock { $0.notingThread = nil } }
+        let key = notingOwner
+        let outer = pthread_getspecific(key)
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: owner &+ 1))
+        defer { pthread_setspecific(key, outer) }
         return try body()
     }
 
@@ -117,11 +125,12 @@ enum TLSBuffers {
     }
 
     private static func allocated(_ block: UnsafeMutableRawPointer, size: Int) {
+        guard let tag = pthread_getspecific(notingOwner) else { return }
+        let owner = Int(bitPattern: tag) &- 1
         notes.withLock { notes in
-            guard let thread = notes.notingThread, pthread_equal(thread, pthread_self()) != 0 else { return }
             let address = UInt(bitPattern: block)
-            notes.blocks[address] = Block(size: size, owner: notes.notingOwner)
-            notes.byOwner[notes.notingOwner, default: []].append(address)
+            notes.blocks[address] = Block(size: size, owner: owner)
+            notes.byOwner[owner, default: []].append(address)
         }
     }
 

@@ -57,8 +57,10 @@ final class TestServer {
     var plainPort: Int { server.plainAddress!.port! }
     var tlsPort: Int { server.tlsAddress!.port! }
 
-    func connect(tls: Bool = false) throws -> TestClient {
-        try TestClient(port: tls ? tlsPort : plainPort, tls: tls)
+    /// `receiveBuffer` makes the client's socket buffer that small (SO_RCVBUF), so that a client
+    /// that stops reading fills the server's side soon.
+    func connect(tls: Bool = false, receiveBuffer: Int32? = nil) throws -> TestClient {
+        try TestClient(port: tls ? tlsPort : plainPort, tls: tls, receiveBuffer: receiveBuffer)
     }
 
     deinit {
@@ -75,14 +77,18 @@ final class TestClient {
     private let inbox = Inbox()
     private(set) var nick = "*"
 
-    init(port: Int, tls: Bool) throws {
+    init(port: Int, tls: Bool, receiveBuffer: Int32? = nil) throws {
         let inbox = self.inbox
         let sslContext = tls ? try NIOSSLContext(configuration: {
             var c = TLSConfiguration.makeClientConfiguration()
             c.certificateVerification = .none
             return c
         }()) : nil
-        channel = try ClientBootstrap(group: Self.group)
+        var bootstrap = ClientBootstrap(group: Self.group)
+        if let receiveBuffer {
+            bootstrap = bootstrap.channelOption(ChannelOptions.socketOption(.so_rcvbuf), value: SocketOptionValue(receiveBuffer))
+        }
+        channel = try bootstrap
             .channelInitializer { channel in
                 do {
                     if let sslContext {

@@ -1,5 +1,7 @@
 @testable import ChorusServer
 import ChorusIRC
+import Foundation
+import NIOCore
 import XCTest
 
 /// Idle TLS connections give the pages of their TLS buffers back to the kernel (`TLSBuffers`):
@@ -43,5 +45,55 @@ final class TLSBuffersTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(try sweep(), 2 * 48 * 1024)
         ann.send("PING again")
         try ann.expect("PONG again") { $0.command == "PONG" && $0.params.last == "again" }
+    }
+
+    /// A reader that falls behind: swift-nio-ssl's outbound buffer is still in the socket channel's
+    /// queue when the next record is written, so it writes into a new one. That one must be noted
+    /// too, or the connection keeps its pages for the rest of its life once it is idle.
+    func testABufferMadeWhileAReaderLagsIsGivenBackToo() throws {
+        let server = try TestServer(configure: { $0.sendQueueBytes = 64 * 1024 * 1024 })
+        let irc = server.server!
+        try irc.loop.submit { irc.cancelMaintenance() }.wait()
+        func sweep() throws -> Int { try irc.loop.submit { irc.releaseIdleTLSBuffers() }.wait() }
+        func waiting() throws -> Int {
+            try irc.loop.submit { [weak irc] in
+                (try? irc?.nicks["lag"]?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+            }.wait()
+        }
+
+        let lag = try server.connect(tls: true, receiveBuffer: 4096), talker = try server.connect()
+        try lag.register("lag")
+        try lag.join("#lag")
+        try talker.register("talker")
+        try talker.join("#lag")
+        try lag.expect("talker's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("talker!") == true }
+        let owner = try irc.loop.submit { irc.nicks["lag"]!.id }.wait()
+        XCTAssertEqual(TLSBuffers.blockCount(owner: owner), 2)
+
+        // The reader stops reading; the room talks until output waits in the server's channel, and
+        // a little more, so that records are written while the earlier ones wait.
+        try lag.channel.setOption(ChannelOptions.autoRead, value: false).wait()
+        let padding = String(repeating: "x", count: 150)
+        var sent = 0, lagging = 0
+        for burst in 0..<200 where lagging < 2 {
+            talker.sendRaw(Array((0..<200).map { _ in defer { sent += 1 }; return "PRIVMSG #lag :line \(sent) \(padding)\r\n" }.joined().utf8))
+            talker.send("PING burst-\(burst)")
+            _ = try talker.take("PONG burst-\(burst)", timeout: 20) { $0.command == "PONG" && $0.params.last == "burst-\(burst)" }
+            if try waiting() > 0 { lagging += 1 }
+        }
+        XCTAssertEqual(lagging, 2, "the reader's socket never filled")
+
+        // It catches up, and everything reaches it.
+        try lag.channel.setOption(ChannelOptions.autoRead, value: true).wait()
+        try lag.expect(command: "PRIVMSG", "#lag", "line \(sent - 1) \(padding)", timeout: 30)
+        let deadline = Date().addingTimeInterval(5)
+        while try waiting() > 0, Date() < deadline { usleep(10_000) }
+
+        // Idle again: both of its buffers are known, and their pages go back.
+        XCTAssertEqual(TLSBuffers.blockCount(owner: owner), 2, "the buffer made while it lagged is noted")
+        _ = try sweep()
+        XCTAssertGreaterThanOrEqual(try sweep(), 48 * 1024)
+        lag.send("PING after")
+        try lag.expect("PONG after") { $0.command == "PONG" && $0.params.last == "after" }
     }
 }
