@@ -163,7 +163,7 @@ measure() {
   echo "round $round: $scenario on $server (pid $pid, port $port)" >&2
   case $scenario in
     idle)
-      out=$("$BENCH" idle --pid "$pid" --port "$port" --timeout 90 --clients "$CLIENTS" 2>&1) || echo "$server idle: $out" >&2
+      out=$("$BENCH" idle --pid "$pid" --port "$port" --timeout $((90 + CLIENTS / 50)) --clients "$CLIENTS" 2>&1) || echo "$server idle: $out" >&2
       # Memory only from the first round, on a fresh process: later rounds reuse pages it kept.
       (( round == 1 )) && RESULT[$server,rss,$round]=$(echo "$out" | figure "server RSS per connection")
       RESULT[$server,join,$round]=$(echo "$out" | figure "server CPU per connect") ;;
@@ -180,7 +180,7 @@ measure() {
       RESULT[$server,churn,$round]=$(echo "$out" | figure "server CPU per cycle") ;;
     tlsidle)
       # Memory after 12 s idle: a server may give back what idle connections do not need.
-      out=$("$BENCH" idle --tls --pid "$pid" --port "${TLSPORT[$server]}" --timeout 120 --clients "$TLSCLIENTS" --settle 12 2>&1) \
+      out=$("$BENCH" idle --tls --pid "$pid" --port "${TLSPORT[$server]}" --timeout $((120 + TLSCLIENTS / 50)) --clients "$TLSCLIENTS" --settle 12 2>&1) \
         || echo "$server tlsidle: $out" >&2
       (( round == 1 )) && RESULT[$server,tlsrss,$round]=$(echo "$out" | figure "server RSS per connection")
       RESULT[$server,tlsjoin,$round]=$(echo "$out" | figure "server CPU per connect") ;;
