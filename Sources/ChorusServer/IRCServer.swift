@@ -186,6 +186,11 @@ public final class IRCServer: @unchecked Sendable {
     /// client's lines a few a second, so reads stay small: 512 bytes is an IRC line without tags,
     /// and NIO reads up to four times per wake-up.
     static let readSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 512)
+    /// A TLS connection's reads are ciphertext, which swift-nio-ssl copies into a buffer of its own,
+    /// so a smaller read costs only a syscall, never a line split in two. Capped at 512, the
+    /// handshake's ClientHello grew every TLS connection's buffer to 512 bytes for life; at 256 it
+    /// stays there: 256 bytes less per idle TLS connection, one more read for a line over ~230 bytes.
+    static let tlsReadSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 256)
 
     private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
         ServerBootstrap(group: group)
@@ -203,7 +208,7 @@ public final class IRCServer: @unchecked Sendable {
                     guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
                     try options.setOption(ChannelOptions.writeBufferWaterMark,
                                           value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
-                    try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
+                    try options.setOption(ChannelOptions.recvAllocator, value: tls == nil ? IRCServer.readSizes : IRCServer.tlsReadSizes)
                     let id = IRCServer.connectionIDs.add(1, ordering: .relaxed).newValue
                     if let tls {
                         // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
