@@ -3,7 +3,12 @@ import ChorusIRC
 import Foundation
 import NIOCore
 
-/// One connection's state. Lives on the server's event loop; only the server touches it.
+/// One connection: its state, and the handler at the end of its channel's pipeline
+/// (`Connection.swift`). Lives on the server's event loop; only the server touches it.
+///
+/// An idle connection costs what this object and NIO's and swift-nio-ssl's own per channel cost,
+/// so stored properties are laid out with their sizes in mind: the small ones sit together rather
+/// than each padded to eight bytes, and nothing is kept that another property already says.
 final class Client {
     // What every delivery reads and writes comes first, on the object's first cache line: a room's
     // broadcast touches each member once, and a second line per member showed in perf as stalls.
@@ -21,72 +26,73 @@ final class Client {
     /// The socket's descriptor, for plaintext clients: output goes straight to it when it can
     /// (`SocketWrite`). Valid while `closing` is false.
     let socket: CInt?
-    /// The connection handler's place in the channel's pipeline. Output written here goes through
-    /// the handlers before it (TLS) without the pipeline's entry checks: ~800 instructions less per
-    /// delivery in light fan-out (callgrind). Used on the server's loop only, which is the channel's.
-    let output: ChannelHandlerContext
+    /// This connection's place in its channel's pipeline, set when the handler is added, before any
+    /// event. Output written here goes through the handlers before it (TLS) without the pipeline's
+    /// entry checks: ~800 instructions less per delivery in light fan-out (callgrind). Used on the
+    /// server's loop only, which is the channel's.
+    var output: ChannelHandlerContext!
     /// Lines held while a join's history replay is read (`replaysReading`).
     var heldLive: ByteBuffer?
 
+    let server: IRCServer
     let id: Int
-    let channel: Channel
     let ip: String
-    let isTLS: Bool
     let connectedAt: Date
+    var lastSpokeAt: Date
+    /// Time of the last line read (liveness); `lastSpokeAt`, of the last PRIVMSG/NOTICE (WHOIS idle).
+    var lastReadAt: Date
 
     var nick = "*"
     var nickKey = "*"
     var user = ""
     var realname = ""
-    var host: String
-    var registered = false
     /// What QUIT said, for the QUIT others see.
     var quitReason: String?
-
-    var capNegotiating = false
-    var capVersion = 0
+    var away: String?
 
     /// The account this connection is logged in to: its name and key only. The account's record
     /// (password hash, email) stays in the store rather than in every connection's memory.
     var account: Login?
+    /// PASS's text, until registration uses it.
     var pendingPass: String?
-    var saslMechanism: String?
-    var saslBuffer = ""
-    var saslAttempts = 0
-
-    var away: String?
-    /// Set through `IRCServer.setOper` and `setInvisible`, which keep LUSERS' counts.
-    var isOper = false
-    var invisible = false
-    var isBot = false
+    /// The base64 chunks of an SASL PLAIN exchange under way (`AUTHENTICATE`); nil when none is.
+    var saslPayload: String?
 
     /// Rooms this connection has joined, by room key.
     var rooms: [String: LiveRoom] = [:]
 
-    /// Time of the last PRIVMSG/NOTICE (WHOIS idle) and of the last line read (liveness).
-    var lastSpokeAt: Date
-    var lastReadAt: Date
-    var awaitingPong = false
-
     // Input pacing: parsed lines wait here while a command is in flight or the flood budget is spent.
     var inbox = ReleasingQueue<Inbound>()
-    var suspended = false
-    /// Bot commands of this client on their way through the database writer. The client's next bot
-    /// command may follow them there (the writer runs them in order); any other line waits.
-    var commandsInFlight = 0
     /// Replies to this client's lines that are not written yet because an earlier one is still
     /// running: a client reads its answers in the order it sent its lines.
     var unanswered = ReleasingQueue<Reply>()
     var floodTokens: Double
     var floodUpdatedAt: NIODeadline = .now()
-    var drainScheduled = false
-
+    /// Bot commands of this client on their way through the database writer. The client's next bot
+    /// command may follow them there (the writer runs them in order); any other line waits.
+    var commandsInFlight = 0
     var batchCounter = 0
 
     /// Lines read and TLS writes: what tells `IRCServer.releaseIdleTLSBuffers` a connection was
     /// quiet between two of its sweeps, and whether its TLS buffers' pages are given back.
     var activity = 0
     var activityAtSweep = 0
+
+    /// Splits what the channel reads into lines.
+    var framer = LineFramer(maxLineLength: Limits.maxInputLine)
+
+    var capVersion: UInt16 = 0
+    var saslAttempts: UInt8 = 0
+    let isTLS: Bool
+    var registered = false
+    var capNegotiating = false
+    /// Set through `IRCServer.setOper` and `setInvisible`, which keep LUSERS' counts.
+    var isOper = false
+    var invisible = false
+    var isBot = false
+    var awaitingPong = false
+    var suspended = false
+    var drainScheduled = false
     var tlsBuffersReleased = false
 
     enum Inbound {
@@ -94,20 +100,23 @@ final class Client {
         case tooLong
     }
 
-    init(id: Int, context: ChannelHandlerContext, ip: String, isTLS: Bool, now: Date, floodBurst: Int) {
+    /// Made as the channel is set up, before it is registered or active.
+    init(server: IRCServer, id: Int, channel: Channel, isTLS: Bool) {
+        self.server = server
         self.id = id
-        self.channel = context.channel
-        self.output = context
-        self.socket = isTLS ? nil : SocketWrite.descriptor(of: context.channel)
-        self.ip = ip
+        self.socket = isTLS ? nil : SocketWrite.descriptor(of: channel)
+        self.ip = channel.remoteAddress.map(IRCServer.text(of:)) ?? "unknown"
         self.isTLS = isTLS
-        self.host = ip
+        let now = server.now()
         self.connectedAt = now
         self.lastSpokeAt = now
         self.lastReadAt = now
-        self.floodTokens = Double(floodBurst)
+        self.floodTokens = Double(server.config.floodBurst)
     }
 
+    var channel: Channel { output.channel }
+    /// The host others see: the address, as the server cloaks nothing.
+    var host: String { ip }
     var prefix: String { "\(nick)!\(user.isEmpty ? "*" : user)@\(host)" }
     var accountName: String? { account?.name }
 

@@ -62,44 +62,37 @@ struct LineFramer {
     }
 }
 
-/// Connects one channel to the server: lines in, lifecycle events, back-pressure.
-final class ConnectionHandler: ChannelInboundHandler {
+/// The connection's channel events: lines in, lifecycle, back-pressure. `Client` is the last
+/// handler of its channel's pipeline itself, rather than a handler object holding it: an object
+/// and a pointer chase less per connection.
+extension Client: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
-    private let server: IRCServer
-    private let id: Int
-    private let isTLS: Bool
-    private var client: Client?
-    private var framer = LineFramer(maxLineLength: Limits.maxInputLine)
-
-    init(server: IRCServer, id: Int, isTLS: Bool) {
-        self.server = server
-        self.id = id
-        self.isTLS = isTLS
+    func handlerAdded(context: ChannelHandlerContext) {
+        output = context
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        client = server.accept(context, id: id, isTLS: isTLS)
+        // A connection the server turns away (too many from its address) reads nothing more.
+        if !server.accept(self) { closing = true }
         context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let client else { return }
-        framer.feed(unwrapInboundIn(data), allocator: context.channel.allocator) { server.receive(client, $0) }
+        guard !closing else { return }
+        framer.feed(unwrapInboundIn(data), allocator: context.channel.allocator) { server.receive(self, $0) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let client {
-            server.connectionClosed(client, reason: client.quitReason ?? "Connection closed")
-        }
-        client = nil
+        server.connectionClosed(self, reason: quitReason ?? "Connection closed")
+        closing = true
         context.fireChannelInactive()
     }
 
     /// The send queue passed its limit: the client is not reading.
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if !context.channel.isWritable, let client {
-            server.disconnect(client, reason: "SendQ exceeded")
+        if !context.channel.isWritable {
+            server.disconnect(self, reason: "SendQ exceeded")
         }
         context.fireChannelWritabilityChanged()
     }

@@ -217,7 +217,7 @@ public final class IRCServer: @unchecked Sendable {
                             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                         }
                     }
-                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(server: self, id: id, isTLS: tls != nil))
+                    try channel.pipeline.syncOperations.addHandler(Client(server: self, id: id, channel: channel, isTLS: tls != nil))
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
@@ -227,19 +227,19 @@ public final class IRCServer: @unchecked Sendable {
 
     // MARK: Connections
 
-    func accept(_ context: ChannelHandlerContext, id: Int, isTLS: Bool) -> Client? {
-        let channel = context.channel
-        let ip = channel.remoteAddress.map(IRCServer.text(of:)) ?? "unknown"
+    /// A new connection is active: counts it, or turns it away when its address has too many.
+    func accept(_ client: Client) -> Bool {
+        let ip = client.ip
         if config.maxConnectionsPerIP > 0, connectionsPerIP[ip, default: 0] >= config.maxConnectionsPerIP {
             let line = "ERROR :Closing link: too many connections from \(ip)\r\n"
+            let channel = client.channel
             channel.writeAndFlush(allocator.buffer(string: line)).whenComplete { _ in channel.close(promise: nil) }
-            return nil
+            return false
         }
-        let client = Client(id: id, context: context, ip: ip, isTLS: isTLS, now: now(), floodBurst: config.floodBurst)
         clients[ObjectIdentifier(client)] = client
         connectionsPerIP[ip, default: 0] += 1
         unregisteredCount += 1
-        return client
+        return true
     }
 
     /// A client's address as text. IPv4 is written here: NIO's `ipAddress` (inet_ntop into a

@@ -39,6 +39,40 @@ final class AccountTests: XCTestCase {
         try e.expect(command: "330", "alice", "alice")
     }
 
+    /// SASL's payload comes in 400-byte chunks; `*` aborts an exchange, and one too long is refused.
+    func testSaslInChunksAbortAndTooLong() throws {
+        let server = try TestServer()
+        let password = String(repeating: "long-password-", count: 22)  // 308 bytes: 420 in base64
+        try server.addAccount("carol", password)
+        let c = try server.connect()
+        c.send("CAP LS 302")
+        c.send("CAP REQ :sasl")
+
+        c.send("AUTHENTICATE PLAIN")
+        try c.expect(command: "AUTHENTICATE", "+")
+        c.send("AUTHENTICATE " + String(repeating: "A", count: 400))
+        c.send("AUTHENTICATE *")
+        try c.expect(command: "906")
+
+        c.send("AUTHENTICATE PLAIN")
+        try c.expect(command: "AUTHENTICATE", "+")
+        for _ in 0..<4 { c.send("AUTHENTICATE " + String(repeating: "A", count: 400)) }
+        try c.expect(command: "905")
+
+        let payload = Data("\0carol\0\(password)".utf8).base64EncodedString()
+        XCTAssertGreaterThan(payload.utf8.count, 400)
+        c.send("AUTHENTICATE PLAIN")
+        try c.expect(command: "AUTHENTICATE", "+")
+        c.send("AUTHENTICATE " + payload.prefix(400))
+        c.send("AUTHENTICATE " + payload.dropFirst(400))
+        try c.expect(command: "900")
+        try c.expect(command: "903")
+        c.send("NICK carol")
+        c.send("USER carol 0 * :Carol")
+        c.send("CAP END")
+        try c.expect(command: "001")
+    }
+
     func testWrongSaslPasswordAndReservedNick() throws {
         let server = try TestServer()
         try server.addAccount("alice", "right-password")

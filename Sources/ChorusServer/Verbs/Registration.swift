@@ -11,7 +11,7 @@ extension IRCServer {
         switch m.params[0].uppercased() {
         case "LS":
             if !client.registered { client.capNegotiating = true }
-            if let v = m.params.dropFirst().first.flatMap({ Int($0) }), v > client.capVersion { client.capVersion = v }
+            if let v = m.params.dropFirst().first.flatMap({ UInt16($0) }), v > client.capVersion { client.capVersion = v }
             if client.capVersion >= 302 { client.caps.insert(.capNotify) }
             let items = Caps.all.map { cap -> String in
                 guard client.capVersion >= 302, let value = cap.value else { return cap.name }
@@ -218,31 +218,28 @@ extension IRCServer {
         let client = reply.client
         let arg = m.params[0]
         if arg == "*" {
-            client.saslMechanism = nil
-            client.saslBuffer = ""
+            client.saslPayload = nil
             return reply.numeric(.saslAborted, "SASL authentication aborted")
         }
-        guard let mechanism = client.saslMechanism else {
+        guard var payload = client.saslPayload else {
             if client.account != nil { return reply.numeric(.saslAlready, "You have already authenticated using SASL") }
             guard arg.uppercased() == "PLAIN" else {
                 reply.numeric(.saslMechs, "PLAIN", "are available SASL mechanisms")
                 return reply.numeric(.saslFail, "SASL authentication failed")
             }
-            client.saslMechanism = "PLAIN"
-            client.saslBuffer = ""
+            client.saslPayload = ""
             return reply.send(Message("AUTHENTICATE", ["+"]))
         }
-        _ = mechanism
-        if arg != "+" { client.saslBuffer += arg }
-        guard client.saslBuffer.utf8.count <= 1200 else {
-            client.saslMechanism = nil
-            client.saslBuffer = ""
+        if arg != "+" { payload += arg }
+        guard payload.utf8.count <= 1200 else {
+            client.saslPayload = nil
             return reply.numeric(.saslTooLong, "SASL message too long")
         }
-        if arg.utf8.count == 400 { return }  // more chunks follow
-        let payload = client.saslBuffer
-        client.saslMechanism = nil
-        client.saslBuffer = ""
+        if arg.utf8.count == 400 {  // more chunks follow
+            client.saslPayload = payload
+            return
+        }
+        client.saslPayload = nil
         guard let data = Data(base64Encoded: payload) else {
             return reply.numeric(.saslFail, "SASL authentication failed: the payload is not base64")
         }
