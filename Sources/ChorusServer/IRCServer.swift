@@ -341,7 +341,7 @@ public final class IRCServer: @unchecked Sendable {
     /// the loop, so no connection is in the middle of a read or write.
     @discardableResult
     func releaseIdleTLSBuffers() -> Int {
-        var released = 0
+        var idle = Set<Int>()
         for client in clients.values where client.isTLS && !client.closing {
             defer { client.activityAtSweep = client.activity }
             guard client.activity == client.activityAtSweep else {
@@ -350,10 +350,10 @@ public final class IRCServer: @unchecked Sendable {
             }
             guard !client.tlsBuffersReleased,
                   (try? client.channel.syncOptions?.getOption(.bufferedWritableBytes)) == 0 else { continue }
-            released += TLSBuffers.release(owner: client.id)
+            idle.insert(client.id)
             client.tlsBuffersReleased = true
         }
-        return released
+        return TLSBuffers.release(owners: idle)
     }
 
     // MARK: Input
