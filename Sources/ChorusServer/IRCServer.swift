@@ -289,7 +289,7 @@ public final class IRCServer: @unchecked Sendable {
         rememberWhowas(client)
         let quit = Outgoing(Message(source: client.prefix, "QUIT", ["Quit: \(reason)"]), time: now(), account: client.accountName)
         broadcast(quit, to: peers(of: client), except: client)
-        for room in client.rooms.values { room.remove(client) }
+        for room in client.rooms { room.remove(client) }
         client.rooms.removeAll()
     }
 
@@ -589,10 +589,10 @@ public final class IRCServer: @unchecked Sendable {
 
     /// Everyone who shares a room with `client`, each once.
     func peers(of client: Client) -> [Client] {
-        if client.rooms.count == 1, let room = client.rooms.values.first { return room.members }
+        if client.rooms.count == 1, let room = client.rooms.first { return room.members }
         var seen = Set<ObjectIdentifier>()
         var result: [Client] = []
-        for room in client.rooms.values {
+        for room in client.rooms {
             for member in room.members where seen.insert(ObjectIdentifier(member)).inserted {
                 result.append(member)
             }

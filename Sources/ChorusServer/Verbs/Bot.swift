@@ -200,7 +200,7 @@ extension IRCServer {
             var line = out
             line.message.params[1] = member.nick
             send(line, to: member)
-            member.rooms.removeValue(forKey: key)
+            member.rooms.removeAll { $0 === room }
         }
         let name = room.name
         persist("closing \(name)") { try $0.deleteRoom(named: name) }

@@ -7,7 +7,7 @@ extension IRCServer {
     func handleJoin(_ reply: Reply, _ m: Message) {
         let client = reply.client
         if m.params[0] == "0" {
-            for room in Array(client.rooms.values) { leave(room, client, verb: "PART", reason: "Left all rooms", reply: reply) }
+            for room in client.rooms { leave(room, client, verb: "PART", reason: "Left all rooms", reply: reply) }
             return
         }
         let names = m.params[0].split(separator: ",").map(String.init)
@@ -22,7 +22,7 @@ extension IRCServer {
             return reply.numeric(.noSuchChannel, roomName, "Illegal room name: use # and up to 49 characters without spaces or commas")
         }
         let roomKey = Names.fold(roomName)
-        if client.rooms[roomKey] != nil { return }
+        if client.rooms.contains(where: { $0.key == roomKey }) { return }
         guard client.rooms.count < config.maxChannelsPerClient else {
             return reply.numeric(.tooManyChannels, roomName, "You have joined too many rooms")
         }
@@ -83,7 +83,7 @@ extension IRCServer {
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
     func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply) {
         room.add(client, status: status)
-        client.rooms[room.key] = room
+        client.rooms.append(room)
         let t = now(), source = client.prefix
         let plain = Outgoing(Message(source: source, "JOIN", [room.name]), time: t, account: client.accountName)
         let extended = Outgoing(Message(source: source, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
@@ -183,7 +183,7 @@ extension IRCServer {
         let source = kicker ?? client
         broadcast(Outgoing(message, time: now(), account: source.accountName), to: room.members, reply: reply)
         room.remove(client)
-        client.rooms.removeValue(forKey: room.key)
+        client.rooms.removeAll { $0 === room }
         if let accountKey = client.account?.key { forget(accountKey, in: room) }
     }
 

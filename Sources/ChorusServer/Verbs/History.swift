@@ -23,7 +23,7 @@ extension IRCServer {
                   case .time(let from) = a, case .time(let to) = b else {
                 return invalid("Expected TARGETS timestamp=<time> timestamp=<time> <limit>")
             }
-            var conversations = client.rooms.keys.map { $0 }
+            var conversations = client.rooms.map(\.key)
             if let account = client.account {
                 conversations += nicks.values.compactMap(\.account).map { HistoryEntry.conversation(between: account.name, and: $0.name) }
             }

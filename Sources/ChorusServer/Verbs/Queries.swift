@@ -20,7 +20,7 @@ extension IRCServer {
                 rows = room.members.map { ($0, room) }
             }
         } else if let exact = nicks[Names.fold(mask)] {
-            rows = [(exact, exact.rooms.values.first)]
+            rows = [(exact, exact.rooms.first)]
         } else {
             let shared = Set(peers(of: client).map(ObjectIdentifier.init))
             for other in clients.values where other.registered {
@@ -81,7 +81,7 @@ extension IRCServer {
             return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")
         }
         reply.numeric(.whoisUser, other.nick, other.user, other.host, "*", other.realname)
-        let visible = other.rooms.values
+        let visible = other.rooms
             .filter { !$0.room.modes.secret || $0.contains(client) }
             .sorted { $0.key < $1.key }
             .map { $0.prefix(of: other, multiPrefix: false) + $0.name }
