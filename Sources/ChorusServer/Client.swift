@@ -15,14 +15,14 @@ final class Client {
     var closing = false
     var hasPendingWrites = false
     /// Joins whose history replay is being read. Meanwhile the room's (and everyone's) lines to this
-    /// client wait in `heldLive`, so it reads the replay first, then what was said since.
+    /// client wait (`IRCServer.heldLive`), so it reads the replay first, then what was said since.
     var replaysReading: UInt16 = 0
     var caps: Caps = []
     /// This loop turn's lines, written to the channel at its end (`IRCServer.flushPending`).
     var outbound: ByteBuffer?
     /// Writes the channel has taken and not finished. While there are any, new output queues behind
     /// them rather than going straight to the socket (`SocketWrite`).
-    var writesInChannel = 0
+    var writesInChannel: Int32 = 0
     /// The socket's descriptor, for plaintext clients: output goes straight to it when it can
     /// (`SocketWrite`). Valid while `closing` is false.
     let socket: CInt?
@@ -31,8 +31,6 @@ final class Client {
     /// entry checks: ~800 instructions less per delivery in light fan-out (callgrind). Used on the
     /// server's loop only, which is the channel's.
     var output: ChannelHandlerContext!
-    /// Lines held while a join's history replay is read (`replaysReading`).
-    var heldLive: ByteBuffer?
 
     let server: IRCServer
     let id: Int
@@ -69,19 +67,20 @@ final class Client {
     var unanswered = ReleasingQueue<Reply>()
     var floodTokens: Double
     var floodUpdatedAt: NIODeadline = .now()
-    /// Bot commands of this client on their way through the database writer. The client's next bot
-    /// command may follow them there (the writer runs them in order); any other line waits.
-    var commandsInFlight = 0
-    var batchCounter = 0
-
-    /// Lines read and TLS writes: what tells `IRCServer.releaseIdleTLSBuffers` a connection was
-    /// quiet between two of its sweeps, and whether its TLS buffers' pages are given back.
-    var activity = 0
-    var activityAtSweep = 0
 
     /// Splits what the channel reads into lines.
     var framer = LineFramer(maxLineLength: Limits.maxInputLine)
 
+    // Counters and flags last, packed together: 32 bits is plenty for each counter, and the two
+    // that only ever change by one (`activity`) compare for equality, so they may wrap.
+    /// Bot commands of this client on their way through the database writer. The client's next bot
+    /// command may follow them there (the writer runs them in order); any other line waits.
+    var commandsInFlight: Int32 = 0
+    var batchCounter: UInt32 = 0
+    /// Lines read and TLS writes: what tells `IRCServer.releaseIdleTLSBuffers` a connection was
+    /// quiet between two of its sweeps, and whether its TLS buffers' pages are given back.
+    var activity: UInt32 = 0
+    var activityAtSweep: UInt32 = 0
     var capVersion: UInt16 = 0
     var saslAttempts: UInt8 = 0
     let isTLS: Bool
@@ -122,7 +121,7 @@ final class Client {
     var accountName: String? { account?.name }
 
     func nextBatchID() -> String {
-        batchCounter += 1
+        batchCounter &+= 1
         return "b\(batchCounter)"
     }
 }
@@ -150,25 +149,30 @@ struct Login: Equatable {
 /// spent or a command runs. An empty `CircularBuffer` still holds its buffer (176 bytes for the
 /// two of a connection, 5 % of an idle one) and keeps whatever size a burst grew it to (a 40-line
 /// paste left 1 KiB in `inbox`), so the buffer here is made on the first append and let go with
-/// the last element. That is one allocation per burst, not per line.
+/// the last element. It lives in a box, so that an empty queue is one pointer in `Client` (a
+/// `CircularBuffer` inline is three words): two allocations per burst, none per line.
 struct ReleasingQueue<Element> {
-    private var buffer: CircularBuffer<Element>?
+    private final class Box {
+        var elements = CircularBuffer<Element>(initialCapacity: 4)
+    }
 
-    var isEmpty: Bool { buffer?.isEmpty ?? true }
-    var count: Int { buffer?.count ?? 0 }
-    var first: Element? { buffer?.first }
+    private var box: Box?
+
+    var isEmpty: Bool { box == nil }
+    var count: Int { box?.elements.count ?? 0 }
+    var first: Element? { box?.elements.first }
     /// Elements the queue has room for without growing; 0 while it holds no buffer.
-    var capacity: Int { buffer?.capacity ?? 0 }
+    var capacity: Int { box?.elements.capacity ?? 0 }
 
     mutating func append(_ element: Element) {
-        if buffer == nil { buffer = CircularBuffer(initialCapacity: 4) }
-        buffer!.append(element)
+        if box == nil { box = Box() }
+        box!.elements.append(element)
     }
 
     @discardableResult
     mutating func removeFirst() -> Element {
-        let element = buffer!.removeFirst()
-        if buffer!.isEmpty { buffer = nil }
+        let element = box!.elements.removeFirst()
+        if box!.elements.isEmpty { box = nil }
         return element
     }
 }

@@ -7,13 +7,16 @@ import NIOCore
 /// A plain value the connection handler owns, rather than a `ByteToMessageHandler` of its own in
 /// the pipeline: one handler and context less per connection (idle memory is per connection).
 struct LineFramer {
-    let maxLineLength: Int
-    private var discarding = false
     /// The start of a line whose end has not arrived yet: a small copy, never the read buffer.
     private var partial: ByteBuffer?
+    private var discarding = false
+    /// 32 bits, next to the flag: the framer is part of every connection's memory.
+    private let limit: UInt32
+
+    var maxLineLength: Int { Int(limit) }
 
     init(maxLineLength: Int) {
-        self.maxLineLength = maxLineLength
+        limit = UInt32(clamping: maxLineLength)
     }
 
     /// Feeds bytes as they are read; `emit` gets each complete line (or `.tooLong`), in order.

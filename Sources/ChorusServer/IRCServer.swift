@@ -44,6 +44,9 @@ public final class IRCServer: @unchecked Sendable {
     var rooms: [String: LiveRoom] = [:]
     var whowas: [WhowasEntry] = []
     var connectionsPerIP: [String: Int] = [:]
+    /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
+    /// here rather than in `Client`, as few connections ever have any.
+    var heldLive: [ObjectIdentifier: ByteBuffer] = [:]
     /// Keys of all accounts, so the nick reservation check needs no database read per connection.
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []
@@ -187,10 +190,11 @@ public final class IRCServer: @unchecked Sendable {
     /// and NIO reads up to four times per wake-up.
     static let readSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 512)
     /// A TLS connection's reads are ciphertext, which swift-nio-ssl copies into a buffer of its own,
-    /// so a smaller read costs only a syscall, never a line split in two. Capped at 512, the
-    /// handshake's ClientHello grew every TLS connection's buffer to 512 bytes for life; at 256 it
-    /// stays there: 256 bytes less per idle TLS connection, one more read for a line over ~230 bytes.
-    static let tlsReadSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 256)
+    /// so a smaller read costs only a syscall, never a line split in two. Any cap above 128 is
+    /// reached by the handshake's ClientHello, which grows the buffer for the connection's life:
+    /// 128 bytes hold a short line with TLS's 22 bytes of framing in one read, and a longer line
+    /// takes one more read per 128 bytes (at 512, 384 bytes more per idle TLS connection).
+    static let tlsReadSizes = FixedSizeRecvByteBufferAllocator(capacity: 128)
 
     private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
         ServerBootstrap(group: group)
@@ -208,7 +212,11 @@ public final class IRCServer: @unchecked Sendable {
                     guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
                     try options.setOption(ChannelOptions.writeBufferWaterMark,
                                           value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
-                    try options.setOption(ChannelOptions.recvAllocator, value: tls == nil ? IRCServer.readSizes : IRCServer.tlsReadSizes)
+                    if tls == nil {
+                        try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
+                    } else {
+                        try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
+                    }
                     let id = IRCServer.connectionIDs.add(1, ordering: .relaxed).newValue
                     if let tls {
                         // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
@@ -482,7 +490,8 @@ public final class IRCServer: @unchecked Sendable {
     func write(_ buffer: ByteBuffer, to client: Client) {
         guard !client.closing else { return }
         guard client.replaysReading == 0 else {
-            if client.heldLive == nil { client.heldLive = buffer } else { client.heldLive!.writeImmutableBuffer(buffer) }
+            let key = ObjectIdentifier(client)
+            if heldLive[key] == nil { heldLive[key] = buffer } else { heldLive[key]!.writeImmutableBuffer(buffer) }
             return
         }
         queue(buffer, for: client)
@@ -509,8 +518,7 @@ public final class IRCServer: @unchecked Sendable {
     /// Lets the lines held during replays go at once (the client is leaving).
     func releaseHeldLines(of client: Client) {
         client.replaysReading = 0
-        guard let held = client.heldLive else { return }
-        client.heldLive = nil
+        guard let held = heldLive.removeValue(forKey: ObjectIdentifier(client)) else { return }
         if !client.closing { queue(held, for: client) }
     }
 

@@ -40,7 +40,7 @@ enum TLSBuffers {
             // its first and last pages, shared with other blocks, stay (8 KiB a connection).
             var block: UnsafeMutableRawPointer?
             guard posix_memalign(&block, TLSBuffers.pageSize, size) == 0, let block else { return nil }
-            TLSBuffers.allocated(block, size: size)
+            TLSBuffers.allocated(block)
             return block
         },
         reallocate: { old, oldSize, newSize in
@@ -62,7 +62,9 @@ enum TLSBuffers {
     static let threshold = 16 * 1024
     static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
 
-    /// A block's size, so that only large ones cost a look in the notes when freed.
+    /// A block's size: only large ones cost a look in the notes when freed, and a noted block's
+    /// pages are found from it rather than from a size kept in the notes. It may exceed what was
+    /// asked for by a few bytes, which are the block's own.
     private static func usableSize(_ block: UnsafeMutableRawPointer) -> Int {
         #if canImport(Darwin)
         malloc_size(block)
@@ -71,15 +73,10 @@ enum TLSBuffers {
         #endif
     }
 
-    private struct Block {
-        var size: Int
-        let owner: Int
-    }
-
-    /// The noted blocks, by address: a free has only the address to go by. Nothing is kept per
-    /// owner (a dictionary entry and an array each cost an idle connection ~90 bytes): a sweep
-    /// releases all the owners it found idle in one pass over the blocks instead.
-    private static let blocks = Mutex<[UInt: Block]>([:])
+    /// The noted blocks' owners, by address: a free has only the address to go by. Nothing is
+    /// kept per owner (a dictionary entry and an array each cost an idle connection ~90 bytes): a
+    /// sweep releases all the owners it found idle in one pass over the blocks instead.
+    private static let notes = Mutex<[UInt: Int]>([:])
 
     /// For whom this thread is inside `noting` (the owner plus one; none outside). Thread-specific
     /// rather than under the lock, as every write to a TLS connection passes here.
@@ -104,11 +101,11 @@ enum TLSBuffers {
     static func release(owners: Set<Int>) -> Int {
         guard !owners.isEmpty else { return 0 }
         let page = pageSize
-        return blocks.withLock { blocks in
+        return notes.withLock { notes in
             var released = 0
-            for (address, block) in blocks where owners.contains(block.owner) {
+            for (address, owner) in notes where owners.contains(owner) {
                 let start = (Int(address) + page - 1) / page * page
-                let end = (Int(address) + block.size) / page * page
+                let end = (Int(address) + usableSize(UnsafeMutableRawPointer(bitPattern: address)!)) / page * page
                 guard end > start, madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, Int32(MADV_DONTNEED)) == 0
                 else { continue }
                 released += end - start
@@ -119,27 +116,27 @@ enum TLSBuffers {
 
     /// How many blocks are noted for `owner` (tests).
     static func blockCount(owner: Int) -> Int {
-        blocks.withLock { $0.values.count { $0.owner == owner } }
+        notes.withLock { $0.values.count { $0 == owner } }
     }
 
-    private static func allocated(_ block: UnsafeMutableRawPointer, size: Int) {
+    private static func allocated(_ block: UnsafeMutableRawPointer) {
         guard let tag = pthread_getspecific(notingOwner) else { return }
         let owner = Int(bitPattern: tag) &- 1
-        blocks.withLock { $0[UInt(bitPattern: block)] = Block(size: size, owner: owner) }
+        notes.withLock { $0[UInt(bitPattern: block)] = owner }
     }
 
     private static func moved(_ old: UnsafeMutableRawPointer, to new: UnsafeMutableRawPointer, size: Int) {
-        blocks.withLock { blocks in
-            guard let block = blocks.removeValue(forKey: UInt(bitPattern: old)) else { return }
+        notes.withLock { notes in
+            guard let owner = notes.removeValue(forKey: UInt(bitPattern: old)) else { return }
             // Shrunk below the threshold, a block's free would not look here: forget it now.
             if size >= TLSBuffers.threshold {
-                blocks[UInt(bitPattern: new)] = Block(size: size, owner: block.owner)
+                notes[UInt(bitPattern: new)] = owner
             }
         }
     }
 
     private static func freed(_ block: UnsafeMutableRawPointer) {
-        _ = blocks.withLock { $0.removeValue(forKey: UInt(bitPattern: block)) }
+        _ = notes.withLock { $0.removeValue(forKey: UInt(bitPattern: block)) }
     }
 }
 

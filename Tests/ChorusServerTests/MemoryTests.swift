@@ -58,6 +58,24 @@ final class MemoryTests: XCTestCase {
     }
 }
 
+extension MemoryTests {
+    /// Every connection pays for its `Client` for as long as it stays: its fields are laid out so
+    /// that the block malloc gives it stays small (472 usable bytes before counters went to 32 bits,
+    /// empty queues to one pointer each and replay holding to the server).
+    func testAClientStaysWithinItsBudget() throws {
+        let server = try TestServer()
+        let irc = server.server!
+        let client = try server.connect()
+        try client.register("small")
+        try client.join("#small")
+        let sizes = try irc.loop.submit {
+            irc.clients.values.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }
+        }.wait()
+        XCTAssertEqual(sizes.count, 1)
+        XCTAssertLessThanOrEqual(sizes.max() ?? .max, 392, "bytes malloc gave a Client")
+    }
+}
+
 /// Bytes the C library's allocator has handed out and not had back, from glibc's `malloc_info`:
 /// the memory its arenas hold, less their free chunks, plus blocks it mapped on their own.
 func heapInUse() -> Int {
@@ -80,6 +98,9 @@ func heapInUse() -> Int {
     return figure("<system type=\"current\"") - figure("<total type=\"fast\"") - figure("<total type=\"rest\"")
         + figure("<total type=\"mmap\"")
 }
+
+@_silgen_name("malloc_usable_size")  // <malloc.h> too
+private func mallocUsableSize(_ block: UnsafeMutableRawPointer) -> Int
 
 @_silgen_name("malloc_info")  // <malloc.h>, which the Glibc module leaves out
 private func mallocInfo(_ options: CInt, _ stream: UnsafeMutablePointer<FILE>) -> CInt

@@ -41,7 +41,7 @@ final class OutputTests: XCTestCase {
     /// after it ran, and a TestServer released last there would shut down from its own loop (a trap).
     private func writesInChannel(_ server: TestServer, of nick: String) throws -> Int? {
         let irc = server.server!
-        return try irc.loop.submit { [weak irc] in irc?.nicks[nick]?.writesInChannel }.wait()
+        return try irc.loop.submit { [weak irc] in irc?.nicks[nick]?.writesInChannel }.wait().map { Int($0) }
     }
 
     func testASlowReaderGetsEveryLineInOrder() throws {
