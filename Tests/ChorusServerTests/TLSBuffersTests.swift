@@ -25,7 +25,9 @@ final class TLSBuffersTests: XCTestCase {
         // The first sweep sees that they were busy; the next, with nothing new, gives the pages back:
         // all 48 KiB of each connection's buffers (they start on a page).
         XCTAssertEqual(try sweep(), 0)
+        XCTAssertGreaterThan(owners.map { TLSBuffers.residentBytes(owner: $0) }.min() ?? 0, 0, "buffers in use")
         XCTAssertEqual(try sweep(), 2 * 48 * 1024)
+        XCTAssertEqual(owners.map { TLSBuffers.residentBytes(owner: $0) }, [0, 0], "pages out of memory")
         XCTAssertEqual(try sweep(), 0, "pages already given back")
 
         // Both sides of each TLS connection go on: a burst larger than both buffers, in order.
@@ -45,6 +47,40 @@ final class TLSBuffersTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(try sweep(), 2 * 48 * 1024)
         ann.send("PING again")
         try ann.expect("PONG again") { $0.command == "PONG" && $0.params.last == "again" }
+    }
+
+    /// The buffers of a closed connection go back to the kernel at once, and the next connections
+    /// use them again: the region does not grow with connections that come and go.
+    func testAClosedConnectionsBuffersGoBackAndAreUsedAgain() throws {
+        let server = try TestServer()
+        let irc = server.server!
+        func connect(_ nicks: [String]) throws -> [TestClient] {
+            try nicks.map { nick in
+                let client = try server.connect(tls: true)
+                try client.register(nick)
+                return client
+            }
+        }
+        let first = try connect(["one", "two", "three"])
+        let owners = try irc.loop.submit { irc.clients.values.map(\.id) }.wait()
+        XCTAssertEqual(owners.map { TLSBuffers.blockCount(owner: $0) }, [2, 2, 2])
+        let before = TLSBuffers.usage()
+
+        for client in first { client.close() }
+        let deadline = Date().addingTimeInterval(5)
+        while try irc.loop.submit({ irc.clients.count }).wait() > 0, Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(owners.map { TLSBuffers.blockCount(owner: $0) }, [0, 0, 0], "blocks freed with their connection")
+        let closed = TLSBuffers.usage()
+        XCTAssertEqual(closed.inUse, before.inUse - 6)
+        XCTAssertGreaterThanOrEqual(closed.freed, 6)
+        XCTAssertEqual(closed.freedResident, 0, "freed blocks' pages are out of memory")
+
+        let again = try connect(["four", "five", "six"])
+        let after = TLSBuffers.usage()
+        XCTAssertEqual(after.inUse, before.inUse)
+        XCTAssertEqual(after.used, before.used, "the new connections' buffers are the freed ones")
+        again[0].send("PING reused")
+        try again[0].expect("PONG reused") { $0.command == "PONG" && $0.params.last == "reused" }
     }
 
     /// A reader that falls behind: swift-nio-ssl's outbound buffer is still in the socket channel's
