@@ -66,19 +66,20 @@ final class TLSBuffersTests: XCTestCase {
         XCTAssertEqual(owners.map { TLSBuffers.blockCount(owner: $0) }, [2, 2, 2])
         let before = TLSBuffers.usage()
 
+        // The channel and its handlers go some time after the server has seen the connection close.
         for client in first { client.close() }
         let deadline = Date().addingTimeInterval(5)
-        while try irc.loop.submit({ irc.clients.count }).wait() > 0, Date() < deadline { usleep(10_000) }
+        while owners.contains(where: { TLSBuffers.blockCount(owner: $0) > 0 }), Date() < deadline { usleep(10_000) }
         XCTAssertEqual(owners.map { TLSBuffers.blockCount(owner: $0) }, [0, 0, 0], "blocks freed with their connection")
         let closed = TLSBuffers.usage()
-        XCTAssertEqual(closed.inUse, before.inUse - 6)
+        XCTAssertLessThanOrEqual(closed.inUse, before.inUse - 6)  // less if an earlier test's channel went meanwhile
         XCTAssertGreaterThanOrEqual(closed.freed, 6)
         XCTAssertEqual(closed.freedResident, 0, "freed blocks' pages are out of memory")
 
         let again = try connect(["four", "five", "six"])
-        let after = TLSBuffers.usage()
-        XCTAssertEqual(after.inUse, before.inUse)
-        XCTAssertEqual(after.used, before.used, "the new connections' buffers are the freed ones")
+        let newOwners = try irc.loop.submit { irc.clients.values.map(\.id) }.wait()
+        XCTAssertEqual(newOwners.map { TLSBuffers.blockCount(owner: $0) }, [2, 2, 2])
+        XCTAssertEqual(TLSBuffers.usage().used, before.used, "the new connections' buffers are the freed ones")
         again[0].send("PING reused")
         try again[0].expect("PONG reused") { $0.command == "PONG" && $0.params.last == "reused" }
     }
