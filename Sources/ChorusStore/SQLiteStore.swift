@@ -8,7 +8,7 @@ import Synchronization
 public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable {
     // `DatabaseWriter` is thread-safe; the class holds nothing else that mutates.
     let pool: any DatabaseWriter
-    private let checkpointer: Checkpointer?
+    let checkpointer: Checkpointer?
 
     /// Every read and write goes through here: inside `inOneTransaction` they use that
     /// transaction's connection (so later commands see earlier ones' writes), elsewhere the pool.

@@ -53,6 +53,34 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    /// The checkpointer copies the log back after writes, and leaves an idle database alone
+    /// (it took two file locks a second on an idle server).
+    func testCheckpointsFollowWritesAndStopWhenIdle() throws {
+        let store = try SQLiteStore(path: path, checkpointEvery: .milliseconds(20))
+        let checkpointer = try XCTUnwrap(store.checkpointer)
+        func passes() -> Int { checkpointer.passes.load(ordering: .relaxed) }
+        func waitForPass(after count: Int) throws {
+            let deadline = Date().addingTimeInterval(5)
+            while passes() <= count && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            XCTAssertGreaterThan(passes(), count, "no checkpoint within 5 s of a write")
+        }
+        func write(_ id: String) throws {
+            try store.appendHistory([HistoryEntry(conversation: "#c", msgid: id, time: Date(), command: "PRIVMSG",
+                                                  source: "a!a@h", account: nil, target: "#c", text: "hello")])
+        }
+        try write("m1")
+        try waitForPass(after: 0)
+        // Let a pass that had begun before the write's stamp was taken finish, then stay idle.
+        Thread.sleep(forTimeInterval: 0.1)
+        let idle = passes()
+        Thread.sleep(forTimeInterval: 0.4)  // some 20 ticks
+        XCTAssertEqual(passes(), idle, "checkpoints ran while nothing was written")
+
+        try write("m2")
+        try waitForPass(after: idle)
+        store.close()
+    }
+
     func testAccountsRegisterAuthenticateAndRefuseDuplicates() throws {
         let accounts = Accounts(store: try SQLiteStore(path: path), hasher: fastHasher)
         let alice = try accounts.register(name: "Alice", password: "correct horse".replacingOccurrences(of: " ", with: "-"), email: "a@example.org")
