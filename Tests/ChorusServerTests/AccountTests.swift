@@ -39,6 +39,56 @@ final class AccountTests: XCTestCase {
         try e.expect(command: "330", "alice", "alice")
     }
 
+    /// Someone who joins as a guest and makes an account there becomes a member of those rooms (the
+    /// manager of one they run) and is put back in them next time; logging in mid-session also
+    /// gives the account's role where it has one and rejoins its other rooms.
+    func testLoggingInMidSessionMakesTheGuestsRoomsTheAccounts() throws {
+        let server = try TestServer()
+        try server.addAccount("alice", "alice-password")
+        let alice = try server.connect()
+        try alice.register("alice", pass: "alice-password")
+        try alice.join("#den")
+        try alice.join("#attic")
+
+        let bob = try server.connect()
+        try bob.register("bob")
+        try bob.join("#den")
+        try bob.join("#shed")  // bob runs it, as a guest
+        bob.send("REGISTER bob * bob-password-1")
+        try bob.expect(command: "REGISTER", "SUCCESS", "bob")
+        try bob.expect(command: "900")
+        bob.send("PRIVMSG #den :!jobs")
+        try bob.expect(command: "NOTICE", "bob", "No jobs match in #den.")
+        bob.close()
+
+        let back = try server.connect()
+        try back.register("bob", pass: "bob:bob-password-1")
+        var rejoined: [String] = [], names: [String: String] = [:], ends = 0
+        _ = try back.collect { m in
+            if m.command == "JOIN" { rejoined.append(m.params[0]) }
+            if m.command == "353" { names[m.params[2], default: ""] += m.params[3] }
+            if m.command == "366" { ends += 1 }
+            return ends == 2
+        }
+        XCTAssertEqual(Set(rejoined), ["#den", "#shed"])
+        XCTAssertEqual(names["#shed"]?.contains("@bob"), true, "bob manages the room he ran as a guest")
+        XCTAssertEqual(names["#den"]?.contains("@bob"), false, "and is a member of alice's")
+
+        // Alice, as a guest on a second connection, logs in there: she gets her role in #den and is
+        // put into #attic too.
+        let guest = try server.connect()
+        try guest.register("ally")
+        try guest.join("#den")
+        guest.send("CAP REQ :sasl")
+        try guest.expect(command: "CAP", "ally", "ACK")
+        guest.send("AUTHENTICATE PLAIN")
+        try guest.expect(command: "AUTHENTICATE", "+")
+        guest.send("AUTHENTICATE " + Data("\0alice\0alice-password".utf8).base64EncodedString())
+        try guest.expect(command: "MODE", "#den", "+o", "ally")
+        try guest.expect(command: "JOIN", "#attic")
+        try guest.expect(command: "903")
+    }
+
     /// SASL's payload comes in 400-byte chunks; `*` aborts an exchange, and one too long is refused.
     func testSaslInChunksAbortAndTooLong() throws {
         let server = try TestServer()

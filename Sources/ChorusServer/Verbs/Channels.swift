@@ -114,6 +114,32 @@ extension IRCServer {
         }
     }
 
+    /// After a login mid-session: the rooms the client sat in as a guest become its account's (it
+    /// manages one it runs that no account manages, as if it had joined logged in), rooms where the
+    /// account has a role give it that role, and it goes back into the account's other rooms.
+    /// Without this, someone who registered in a room was told they were not a member of it.
+    func settleRooms(of client: Client, reply: Reply) {
+        guard let accountKey = client.account?.key else { return }
+        for room in client.rooms {
+            let status = room.status(of: client) ?? []
+            guard let membership = room.memberships[accountKey] else {
+                let runsIt = status.contains(.op) && !room.memberships.values.contains { $0.role == .manager }
+                remember(Membership(room: room.key, account: accountKey, role: runsIt ? .manager : .member,
+                                    voiced: status.contains(.voice), since: now()), in: room)
+                continue
+            }
+            var granted: LiveRoom.Status = []
+            if membership.role == .manager && !status.contains(.op) { granted.insert(.op) }
+            if membership.voiced && !status.contains(.voice) { granted.insert(.voice) }
+            guard !granted.isEmpty else { continue }
+            room.setStatus(client, status.union(granted))
+            let flags = "+" + (granted.contains(.op) ? "o" : "") + (granted.contains(.voice) ? "v" : "")
+            let nicks = Array(repeating: client.nick, count: flags.count - 1)
+            broadcast(Outgoing(Message(source: name, "MODE", [room.name, flags] + nicks), time: now()), to: room.members, reply: reply)
+        }
+        rejoinRooms(client, reply: reply)
+    }
+
     /// The last lines of a room for a client that cannot ask for them (no `draft/chathistory`).
     private func replayHistory(_ room: LiveRoom, to client: Client) {
         guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory) else { return }

@@ -199,18 +199,18 @@ extension IRCServer {
     }
 
     /// Marks the client as logged in and says so (900).
+    /// Before registration the rest waits for `finishRegistration`; a connection that logs in later
+    /// (REGISTER or SASL mid-session) takes its account's place in its rooms at once.
     func logIn(_ client: Client, as account: Account, reply: Reply) {
         client.account = Login(account)
         accountKeys.insert(account.key)
-        if client.registered {
-            sessions[account.key, default: []].append(client)
-            deliverQueuedEvents(to: client, accountKey: account.key)
-        }
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
-        if client.registered {
-            let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
-            broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
-        }
+        guard client.registered else { return }
+        sessions[account.key, default: []].append(client)
+        let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
+        broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
+        settleRooms(of: client, reply: reply)
+        deliverQueuedEvents(to: client, accountKey: account.key)
     }
 
     // AUTHENTICATE PLAIN | AUTHENTICATE <base64 chunk> | AUTHENTICATE *
