@@ -32,6 +32,10 @@ public protocol Store: Sendable {
     func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry]
     /// The conversations among `conversations` with a line between two times, and the time of their latest line.
     func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)]
+    /// Keeps a stored private line (by msgid) for an account that was not connected when it came.
+    func holdPrivateLine(_ msgid: String, for account: String) throws
+    /// The lines held for `account`, oldest first; they are held no longer.
+    func takeHeldPrivateLines(for account: String) throws -> [HistoryEntry]
 }
 
 extension Store {

@@ -88,6 +88,25 @@ extension SQLiteStore {
         }
     }
 
+    public func holdPrivateLine(_ msgid: String, for account: String) throws {
+        try db.write { db in
+            try db.run(sql: "INSERT OR IGNORE INTO held_lines (account, msgid) VALUES (?, ?)", arguments: [Account.key(account), msgid])
+        }
+    }
+
+    public func takeHeldPrivateLines(for account: String) throws -> [HistoryEntry] {
+        let key = Account.key(account)
+        return try db.write { db in
+            let statement = try db.cachedStatement(sql: """
+                SELECT \(Self.historyColumns) FROM history
+                WHERE msgid IN (SELECT msgid FROM held_lines WHERE account = ?) ORDER BY time, id
+                """)
+            let entries = try Array(Row.fetchCursor(statement, arguments: [key]).map(Self.entry))
+            try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [key])
+            return entries
+        }
+    }
+
     public func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)] {
         guard !conversations.isEmpty else { return [] }
         let (lo, hi) = from <= to ? (from, to) : (to, from)

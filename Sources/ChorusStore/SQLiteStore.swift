@@ -173,8 +173,10 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     public func deleteAccount(named name: String) throws -> Bool {
         try db.write { db in
             try db.run(sql: "DELETE FROM accounts WHERE key = ?", arguments: [Account.key(name)])
+            let deleted = db.changesCount > 0
+            try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [Account.key(name)])
             forget()
-            return db.changesCount > 0
+            return deleted
         }
     }
 

@@ -201,6 +201,17 @@ enum Schema {
                 CREATE INDEX history_conversation_time ON history(conversation, time, id);
                 """)
         }
+        // Private lines to an account that was offline wait for its next login. The line itself is in
+        // `history` (written in its own batch, so no foreign key: a hold may be written first).
+        migrator.registerMigration("v9: private lines held for offline accounts") { db in
+            try db.execute(sql: """
+                CREATE TABLE held_lines (
+                  account TEXT NOT NULL,
+                  msgid TEXT NOT NULL,
+                  PRIMARY KEY (account, msgid)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

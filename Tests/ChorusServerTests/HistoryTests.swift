@@ -25,6 +25,57 @@ final class HistoryTests: XCTestCase {
         }
     }
 
+    /// A private line to an account nobody is connected as waits for its next login, in order and
+    /// with its time; it is played back once. A guest cannot leave one, and an unknown nick is 401.
+    func testPrivateLinesToAnOfflineAccountWaitForItsLogin() throws {
+        let server = try TestServer()
+        try server.addAccount("alice", "alice-password")
+        try server.addAccount("bob", "bob-password")
+        let bob = try server.connect()
+        try bob.register("bob", pass: "bob:bob-password")
+        bob.send("PRIVMSG alice :are you coming tonight?")
+        try bob.expect(command: "301", "alice", "is offline; your message will reach them when they log in")
+        bob.send("PRIVMSG Alice :bring the ladder")
+        try bob.expect(command: "301", "Alice")
+        bob.send("PRIVMSG nobody :hello?")
+        try bob.expect(command: "401", "nobody", "No such nick")
+
+        let guest = try server.connect()
+        try guest.register("guest")
+        guest.send("PRIVMSG alice :hi")
+        try guest.expect(command: "401", "alice", "alice is offline; log in to leave them a message")
+
+        let alice = try server.connect()
+        try alice.register("alice", caps: ["server-time"], sasl: ("alice", "alice-password"))
+        let first = try alice.expect(command: "PRIVMSG", "alice", "are you coming tonight?")
+        XCTAssertTrue(first.source?.hasPrefix("bob!") == true, "from bob: \(first.source ?? "none")")
+        XCTAssertNotNil(first.tag("time"), "with the time it was sent")
+        try alice.expect(command: "PRIVMSG", "alice", "bring the ladder")
+        XCTAssertFalse(alice.drain(for: 0.3).contains { $0.params.last == "hi" }, "the guest's line was not kept")
+
+        // Alice is here now: lines reach her live, and the held ones are not played again.
+        bob.send("PRIVMSG alice :see you")
+        try alice.expect(command: "PRIVMSG", "alice", "see you")
+        alice.close()
+        let again = try server.connect()
+        try again.register("alice", pass: "alice:alice-password")
+        let replayed = again.drain(for: 0.5).filter { $0.command == "PRIVMSG" }
+        XCTAssertEqual(replayed.map { $0.params[1] }, [], "held lines are delivered once")
+
+        // Without server-time the time is written in front of the text; the lines survive a restart.
+        again.close()
+        bob.send("PRIVMSG alice :one more")
+        try bob.expect(command: "301", "alice")
+        bob.send("PING sent")
+        try bob.expect(command: "PONG", "test.chorus", "sent")
+        try server.restart()
+        let later = try server.connect()
+        try later.register("alice", pass: "alice:alice-password")
+        let stamped = try later.expect(command: "PRIVMSG", "alice")
+        XCTAssertTrue(stamped.params[1].hasPrefix("["), stamped.params[1])
+        XCTAssertTrue(stamped.params[1].hasSuffix(" UTC] one more"), stamped.params[1])
+    }
+
     /// Without `draft/chathistory`, a join replays the latest lines: in a `chathistory` batch with
     /// their own stamps for a client with `batch` and `server-time`, stamped in the text otherwise.
     func testJoinReplaysTheLatestLines() throws {

@@ -90,6 +90,7 @@ extension IRCServer {
                 }
             } else {
                 guard let peer = nicks[Names.fold(target)] else {
+                    if command == "PRIVMSG", holdForAbsentAccount(out, msgid: msgid, text: text, from: client, reply: reply) { continue }
                     if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
                 }
@@ -102,6 +103,44 @@ extension IRCServer {
                                         time: t, command: command, source: client.prefix, account: from.name,
                                         target: peer.nick, text: text, clientTags: Message.serializedTags(clientTags)))
                 }
+            }
+        }
+    }
+
+    /// A private line to an account with nobody connected is stored and played back at its next
+    /// login (`deliverHeldLines`), as teammates expect of a team chat; the sender hears that it
+    /// waits (301). Only between accounts: a guest's line has no one to keep it for. False when
+    /// the target is no account, or the account is connected under another nick.
+    private func holdForAbsentAccount(_ out: Outgoing, msgid: String, text: String, from client: Client, reply: Reply) -> Bool {
+        let target = out.message.params[0], key = Account.key(target)
+        guard accountKeys.contains(key), sessions[key]?.isEmpty ?? true else { return false }
+        guard let from = client.account else {
+            reply.numeric(.noSuchNick, target, "\(target) is offline; log in to leave them a message")
+            return true
+        }
+        if client.caps.contains(.echoMessage) { reply.add(out) }
+        record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: target), msgid: msgid,
+                            time: out.time, command: "PRIVMSG", source: client.prefix, account: from.name, target: target,
+                            text: text, clientTags: Message.serializedTags(out.clientTags)))
+        persist("held line") { try $0.holdPrivateLine(msgid, for: key) }
+        reply.numeric(.away, target, "is offline; your message will reach them when they log in")
+        return true
+    }
+
+    /// The private lines that waited for this account (`holdForAbsentAccount`), oldest first, each
+    /// with its time: as a server-time tag, or written in front of the text for clients without it.
+    func deliverHeldLines(to client: Client, accountKey: String) {
+        readAfterWrites { try $0.takeHeldPrivateLines(for: accountKey) }.whenSuccess { entries in
+            guard !entries.isEmpty else { return }
+            guard !client.closing else {
+                // Gone meanwhile: the lines wait for the next login again.
+                return self.persist("held lines") { store in try entries.forEach { try store.holdPrivateLine($0.msgid, for: accountKey) } }
+            }
+            let stamp = !client.caps.contains(.serverTime)
+            for e in entries {
+                let text = stamp ? "[\(Timestamp.short(e.time))] \(e.text)" : e.text
+                self.send(Outgoing(Message(source: e.source, e.command, [client.nick, text]), time: e.time, msgid: e.msgid,
+                                   account: e.account), to: client)
             }
         }
     }

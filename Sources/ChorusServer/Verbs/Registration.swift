@@ -195,6 +195,7 @@ extension IRCServer {
             sessions[account.key, default: []].append(client)
             rejoinRooms(client, reply: reply)
             deliverQueuedEvents(to: client, accountKey: account.key)
+        deliverHeldLines(to: client, accountKey: account.key)
         }
     }
 
@@ -211,6 +212,7 @@ extension IRCServer {
         broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
         settleRooms(of: client, reply: reply)
         deliverQueuedEvents(to: client, accountKey: account.key)
+        deliverHeldLines(to: client, accountKey: account.key)
     }
 
     // AUTHENTICATE PLAIN | AUTHENTICATE <base64 chunk> | AUTHENTICATE *
