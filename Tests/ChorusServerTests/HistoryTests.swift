@@ -34,7 +34,7 @@ final class HistoryTests: XCTestCase {
         let bob = try server.connect()
         try bob.register("bob", pass: "bob:bob-password")
         bob.send("PRIVMSG alice :are you coming tonight?")
-        try bob.expect(command: "301", "alice", "is offline; your message will reach them when they log in")
+        try bob.expect(command: "301", "alice", "not connected; they will get your message when they log in")
         bob.send("PRIVMSG Alice :bring the ladder")
         try bob.expect(command: "301", "Alice")
         bob.send("PRIVMSG nobody :hello?")

@@ -123,7 +123,7 @@ extension IRCServer {
                             time: out.time, command: "PRIVMSG", source: client.prefix, account: from.name, target: target,
                             text: text, clientTags: Message.serializedTags(out.clientTags)))
         persist("held line") { try $0.holdPrivateLine(msgid, for: key) }
-        reply.numeric(.away, target, "is offline; your message will reach them when they log in")
+        reply.numeric(.away, target, "not connected; they will get your message when they log in")
         return true
     }
 
