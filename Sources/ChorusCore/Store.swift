@@ -34,8 +34,9 @@ public protocol Store: Sendable {
     func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)]
     /// Keeps a stored private line (by msgid) for an account that was not connected when it came.
     func holdPrivateLine(_ msgid: String, for account: String) throws
-    /// The lines held for `account`, oldest first; they are held no longer.
-    func takeHeldPrivateLines(for account: String) throws -> [HistoryEntry]
+    /// The latest `limit` lines held for `account`, oldest first, and how many were held in all;
+    /// none is held any longer.
+    func takeHeldPrivateLines(for account: String, limit: Int) throws -> (lines: [HistoryEntry], held: Int)
 }
 
 extension Store {

@@ -94,16 +94,19 @@ extension SQLiteStore {
         }
     }
 
-    public func takeHeldPrivateLines(for account: String) throws -> [HistoryEntry] {
+    public func takeHeldPrivateLines(for account: String, limit: Int) throws -> (lines: [HistoryEntry], held: Int) {
         let key = Account.key(account)
         return try db.write { db in
+            let held = try Int.fetchOne(db.cachedStatement(sql: "SELECT COUNT(*) FROM held_lines WHERE account = ?"),
+                                        arguments: [key]) ?? 0
+            guard held > 0 else { return ([], 0) }
             let statement = try db.cachedStatement(sql: """
                 SELECT \(Self.historyColumns) FROM history
-                WHERE msgid IN (SELECT msgid FROM held_lines WHERE account = ?) ORDER BY time, id
+                WHERE msgid IN (SELECT msgid FROM held_lines WHERE account = ?) ORDER BY time DESC, id DESC LIMIT ?
                 """)
-            let entries = try Array(Row.fetchCursor(statement, arguments: [key]).map(Self.entry))
+            let latest = try Array(Row.fetchCursor(statement, arguments: [key, max(0, limit)]).map(Self.entry))
             try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [key])
-            return entries
+            return (latest.reversed(), held)
         }
     }
 

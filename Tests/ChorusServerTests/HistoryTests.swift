@@ -76,6 +76,29 @@ final class HistoryTests: XCTestCase {
         XCTAssertTrue(stamped.params[1].hasSuffix(" UTC] one more"), stamped.params[1])
     }
 
+    /// A long absence does not flood the returning client: the latest lines are played back, and
+    /// a notice says how many came in all.
+    func testALongAbsencePlaysBackTheLatestHeldLines() throws {
+        let server = try TestServer()
+        try server.addAccount("carol", "carol-password")
+        try server.addAccount("bob", "bob-password")
+        let bob = try server.connect()
+        try bob.register("bob", pass: "bob:bob-password")
+        let sent = 105
+        for i in 1...sent { bob.send("PRIVMSG carol :line \(i)") }
+        for _ in 1...sent { try bob.expect(command: "301", "carol") }
+
+        let carol = try server.connect()
+        try carol.register("carol", caps: ["server-time"], pass: "carol:carol-password")
+        let limit = 100
+        try carol.expect(command: "NOTICE", "carol",
+                         "\(sent) private messages came while you were away; here are the latest \(limit). "
+                         + "The others are in your history with each sender (CHATHISTORY).")
+        let played = try carol.collect(until: { $0.command == "PRIVMSG" && $0.params.last == "line \(sent)" })
+            .filter { $0.command == "PRIVMSG" }.map { $0.params[1] }
+        XCTAssertEqual(played, ((sent - limit + 1)...sent).map { "line \($0)" })
+    }
+
     /// Without `draft/chathistory`, a join replays the latest lines: in a `chathistory` batch with
     /// their own stamps for a client with `batch` and `server-time`, stamped in the text otherwise.
     func testJoinReplaysTheLatestLines() throws {

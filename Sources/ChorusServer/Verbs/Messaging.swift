@@ -129,21 +129,32 @@ extension IRCServer {
 
     /// The private lines that waited for this account (`holdForAbsentAccount`), oldest first, each
     /// with its time: as a server-time tag, or written in front of the text for clients without it.
+    /// At most the latest `heldLinesPlayedBack`, so that a long absence cannot fill the send queue
+    /// and cut the connection; the rest stay in the history of each conversation.
     func deliverHeldLines(to client: Client, accountKey: String) {
-        readAfterWrites { try $0.takeHeldPrivateLines(for: accountKey) }.whenSuccess { entries in
-            guard !entries.isEmpty else { return }
+        let limit = Self.heldLinesPlayedBack
+        readAfterWrites { try $0.takeHeldPrivateLines(for: accountKey, limit: limit) }.whenSuccess { lines, held in
+            guard !lines.isEmpty else { return }
             guard !client.closing else {
                 // Gone meanwhile: the lines wait for the next login again.
-                return self.persist("held lines") { store in try entries.forEach { try store.holdPrivateLine($0.msgid, for: accountKey) } }
+                return self.persist("held lines") { store in try lines.forEach { try store.holdPrivateLine($0.msgid, for: accountKey) } }
+            }
+            if held > lines.count {
+                self.send(Outgoing(Message(source: self.name, "NOTICE", [client.nick,
+                    "\(held) private messages came while you were away; here are the latest \(lines.count). "
+                    + "The others are in your history with each sender (CHATHISTORY)."]), time: self.now()), to: client)
             }
             let stamp = !client.caps.contains(.serverTime)
-            for e in entries {
+            for e in lines {
                 let text = stamp ? "[\(Timestamp.short(e.time))] \(e.text)" : e.text
                 self.send(Outgoing(Message(source: e.source, e.command, [client.nick, text]), time: e.time, msgid: e.msgid,
                                    account: e.account), to: client)
             }
         }
     }
+
+    /// 100 lines of up to 512 bytes stay well inside a client's send queue (256 KiB).
+    static let heldLinesPlayedBack = 100
 
     // AWAY [:<message>]
     func handleAway(_ reply: Reply, _ m: Message) {
