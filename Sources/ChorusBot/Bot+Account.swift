@@ -41,6 +41,39 @@ extension Bot {
         return BotResult(replies: lines)
     }
 
+    func token(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+        let usage = "!token | !token new [label] | !token revoke <id>"
+        switch args.next()?.lowercased() {
+        case nil, "list":
+            let tokens = try accounts.tokens(of: inv.account)
+            guard !tokens.isEmpty else { return BotResult(replies: ["You have no tokens. !token new <label> makes one for a bot."]) }
+            let at = when(inv)
+            return BotResult(replies: ["Your tokens (\(tokens.count)):"] + tokens.map { t in
+                "  \(t.id) \(t.label) — made \(at.format(t.createdAt, now: inv.now)), "
+                    + (t.lastUsedAt.map { "last used \(at.format($0, now: inv.now))" } ?? "never used")
+            })
+        case "new":
+            let label = String(args.rest().prefix(AccountToken.maxLabelLength))
+            guard try accounts.tokens(of: inv.account).count < AccountToken.maxPerAccount else {
+                throw UsageError("You have \(AccountToken.maxPerAccount) tokens, the most there may be: !token revoke <id> ends one")
+            }
+            let secret = newSecret()
+            let token = try accounts.insertToken(AccountToken(account: inv.account, label: label.isEmpty ? "bot" : label,
+                                                              digest: AccountToken.digest(of: secret), createdAt: inv.now))
+            return BotResult(replies: [
+                "Token \(token.id) (\(token.label)): \(secret)",
+                "It is shown this once. A bot logs in with PASS \(inv.account):<token>, or SASL PLAIN with the token as its password; !token revoke \(token.id) ends it.",
+            ])
+        case "revoke", "rm":
+            guard let word = args.next() else { throw UsageError("Missing token id. Usage: \(usage)") }
+            guard let id = Int64(word), id > 0 else { throw UsageError("\"\(word)\" is not a token id (a number). Usage: \(usage)") }
+            guard try accounts.deleteToken(id, of: inv.account) else { throw UsageError("You have no token \(id): !token lists yours") }
+            return BotResult(replies: ["Token \(id) is revoked: logins with it are refused from now on."])
+        case let other?:
+            throw UsageError("Unknown !token action \"\(other)\". Usage: \(usage)")
+        }
+    }
+
     func tz(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
         guard let zone = args.next() else {
             return BotResult(replies: ["Your time zone is \(inv.timeZone.identifier); now it is \(when(inv).format(inv.now, now: inv.now)). Change it with !tz <zone>, e.g. !tz Europe/Paris."])

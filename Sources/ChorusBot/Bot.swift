@@ -7,11 +7,15 @@ public struct Bot: Sendable {
     public let board: JobBoard
     public let chores: ChoreBoard
     public let accounts: any Store
+    /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
+    let newSecret: @Sendable () -> String
 
-    public init(board: JobBoard, chores: ChoreBoard, accounts: any Store) {
+    public init(board: JobBoard, chores: ChoreBoard, accounts: any Store,
+                newSecret: @escaping @Sendable () -> String = AccountToken.newSecret) {
         self.board = board
         self.chores = chores
         self.accounts = accounts
+        self.newSecret = newSecret
     }
 
     /// True for lines the bot should read: `!` followed by a letter (so `!!!` and `! ` stay chat).

@@ -17,6 +17,14 @@ public protocol Store: Sendable {
     /// Every account's key: cheap enough to hold in memory for nick reservation checks.
     func accountKeys() throws -> [String]
 
+    // Tokens bots log in with (`AccountToken`), found by their digest.
+    func insertToken(_ token: AccountToken) throws -> AccountToken
+    func tokens(of account: String) throws -> [AccountToken]
+    func token(withDigest digest: String) throws -> AccountToken?
+    /// False when `account` has no token `id`.
+    func deleteToken(_ id: Int64, of account: String) throws -> Bool
+    func noteTokenUse(_ id: Int64, at time: Date) throws
+
     // Rooms and memberships
     func allRooms() throws -> [Room]
     func saveRoom(_ room: Room) throws

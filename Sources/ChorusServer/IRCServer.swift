@@ -90,12 +90,14 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     public init(config: ServerConfig, store: any ChorusStorage,
-                now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus")) {
+                now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
+                newSecret: @escaping @Sendable () -> String = AccountToken.newSecret) {
         self.config = config
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
         self.bot = Bot(board: JobBoard(store: store, now: now),
-                       chores: ChoreBoard(store: store, timeZone: config.timeZone, now: now), accounts: store)
+                       chores: ChoreBoard(store: store, timeZone: config.timeZone, now: now), accounts: store,
+                       newSecret: newSecret)
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()

@@ -175,6 +175,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             try db.run(sql: "DELETE FROM accounts WHERE key = ?", arguments: [Account.key(name)])
             let deleted = db.changesCount > 0
             try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM account_tokens WHERE account = ?", arguments: [Account.key(name)])
             forget()
             return deleted
         }

@@ -212,6 +212,19 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v10: tokens bots log in with") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_tokens (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  account TEXT NOT NULL,
+                  label TEXT NOT NULL,
+                  digest TEXT NOT NULL UNIQUE,
+                  created_at INTEGER NOT NULL,
+                  last_used_at INTEGER
+                );
+                CREATE INDEX account_tokens_account ON account_tokens(account);
+                """)
+        }
         return migrator
     }
 }

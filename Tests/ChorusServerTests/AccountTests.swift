@@ -89,6 +89,46 @@ final class AccountTests: XCTestCase {
         try guest.expect(command: "903")
     }
 
+    /// A bot logs in with a token instead of the password, by PASS or SASL; a revoked token and
+    /// another account's token are refused, and the password keeps working.
+    func testBotsLogInWithTokens() throws {
+        let server = try TestServer()
+        try server.addAccount("bob", "bob-password")
+        try server.addAccount("carol", "carol-password")
+        let bob = try server.connect()
+        try bob.register("bob", pass: "bob:bob-password")
+        bob.send("PRIVMSG Chorus :!token new ci")
+        let made = try bob.expect("the new token") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Token 1 (ci): ") == true }
+        let secret = String(made.params[1].dropFirst("Token 1 (ci): ".count))
+        XCTAssertTrue(secret.hasPrefix("chorus-") && secret.count == 7 + 64, secret)
+
+        let byPass = try server.connect()
+        let burst = try byPass.register("cibot", pass: "bob:\(secret)")
+        XCTAssertTrue(burst.contains { $0.command == "900" && $0.params[2] == "bob" }, "logged in as bob")
+        let bySasl = try server.connect()
+        try bySasl.register("cibot2", sasl: ("bob", secret))
+
+        bob.send("PRIVMSG Chorus :!token")
+        let listed = try bob.expect("the token's line") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("  1 ci — made ") == true }
+        XCTAssertTrue(listed.params[1].contains("last used"), listed.params[1])
+
+        let asCarol = try server.connect()
+        asCarol.send("PASS carol:\(secret)")
+        asCarol.send("NICK carol")
+        asCarol.send("USER carol 0 * :Carol")
+        try asCarol.expect(command: "464")
+
+        bob.send("PRIVMSG Chorus :!token revoke 1")
+        try bob.expect(command: "NOTICE", "bob", "Token 1 is revoked: logins with it are refused from now on.")
+        let revoked = try server.connect()
+        revoked.send("PASS bob:\(secret)")
+        revoked.send("NICK cibot3")
+        revoked.send("USER cibot 0 * :CI")
+        try revoked.expect(command: "464")
+        let again = try server.connect()
+        try again.register("bob2", pass: "bob:bob-password")
+    }
+
     /// SASL's payload comes in 400-byte chunks; `*` aborts an exchange, and one too long is refused.
     func testSaslInChunksAbortAndTooLong() throws {
         let server = try TestServer()

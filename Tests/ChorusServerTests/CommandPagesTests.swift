@@ -1,4 +1,6 @@
 import ChorusBot
+import ChorusCore
+import Synchronization
 import ChorusIRC
 import Foundation
 import XCTest
@@ -44,9 +46,19 @@ final class CommandPagesTests: XCTestCase {
         }
     }
 
+    /// Token secrets the pages can show: the same on every run, shaped as real ones (`chorus-` and
+    /// 64 hex digits: here the SHA-256 of "example 1", "example 2", …).
+    static func exampleSecrets() -> @Sendable () -> String {
+        let counter = Mutex(0)
+        return {
+            let n = counter.withLock { $0 += 1; return $0 }
+            return AccountToken.prefix + AccountToken.digest(of: "example \(n)")
+        }
+    }
+
     private func replay(_ lines: [String], page: String) throws {
         let clock = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
-        let server = try TestServer(now: { clock }) { $0.timeZone = TimeZone(identifier: "UTC")! }
+        let server = try TestServer(now: { clock }, newSecret: Self.exampleSecrets()) { $0.timeZone = TimeZone(identifier: "UTC")! }
         var clients: [String: TestClient] = [:]
         for nick in ["alice", "bob", "carol"] {
             try server.addAccount(nick, "\(nick)-password")

@@ -16,9 +16,12 @@ final class TestServer {
     private(set) var server: IRCServer!
 
     let now: @Sendable () -> Date
+    let newSecret: @Sendable () -> String
 
-    init(now: @escaping @Sendable () -> Date = { Date() }, configure: (inout ServerConfig) -> Void = { _ in }) throws {
+    init(now: @escaping @Sendable () -> Date = { Date() }, newSecret: @escaping @Sendable () -> String = AccountToken.newSecret,
+         configure: (inout ServerConfig) -> Void = { _ in }) throws {
         self.now = now
+        self.newSecret = newSecret
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-test-\(UUID().uuidString)")
         config = ServerConfig()
         config.dataDirectory = folder.path
@@ -36,7 +39,8 @@ final class TestServer {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var logger = Logger(label: "chorus-test")
         logger.logLevel = .warning
-        server = IRCServer(config: config, store: try SQLiteStore(path: config.databasePath), now: now, logger: logger)
+        server = IRCServer(config: config, store: try SQLiteStore(path: config.databasePath), now: now, logger: logger,
+                           newSecret: newSecret)
         try server.start()
     }
 

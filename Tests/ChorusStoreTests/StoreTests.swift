@@ -81,6 +81,29 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    /// A token stands for the password of its own account only; a password that looks like a
+    /// token is still a password; deleting the account deletes its tokens.
+    func testTokensStandForTheirAccountsPassword() throws {
+        let store = try SQLiteStore(path: path)
+        let accounts = Accounts(store: store, hasher: fastHasher)
+        _ = try accounts.register(name: "bob", password: "chorus-but-a-password")
+        _ = try accounts.register(name: "carol", password: "carol-password")
+        let secret = AccountToken.newSecret()
+        XCTAssertNotEqual(secret, AccountToken.newSecret())
+        let token = try store.insertToken(AccountToken(account: "Bob", label: "ci", digest: AccountToken.digest(of: secret), createdAt: Date()))
+        XCTAssertFalse(try store.tokens(of: "bob").contains { $0.digest.contains(secret) || secret.contains($0.digest) }, "only a digest is kept")
+
+        XCTAssertEqual(try accounts.authenticate(name: "BOB", password: secret).name, "bob")
+        XCTAssertNotNil(try store.tokens(of: "bob").first?.lastUsedAt)
+        XCTAssertEqual(try accounts.authenticate(name: "bob", password: "chorus-but-a-password").name, "bob")
+        XCTAssertThrowsError(try accounts.authenticate(name: "carol", password: secret))
+        XCTAssertThrowsError(try accounts.authenticate(name: "bob", password: secret + "0"))
+
+        XCTAssertFalse(try store.deleteToken(token.id, of: "carol"), "only the owner ends a token")
+        try accounts.delete(name: "bob")
+        XCTAssertNil(try store.token(withDigest: token.digest))
+    }
+
     func testAccountsRegisterAuthenticateAndRefuseDuplicates() throws {
         let accounts = Accounts(store: try SQLiteStore(path: path), hasher: fastHasher)
         let alice = try accounts.register(name: "Alice", password: "correct horse".replacingOccurrences(of: " ", with: "-"), email: "a@example.org")

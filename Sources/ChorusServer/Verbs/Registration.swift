@@ -195,7 +195,7 @@ extension IRCServer {
             sessions[account.key, default: []].append(client)
             rejoinRooms(client, reply: reply)
             deliverQueuedEvents(to: client, accountKey: account.key)
-        deliverHeldLines(to: client, accountKey: account.key)
+            deliverHeldLines(to: client, accountKey: account.key)
         }
     }
 

@@ -1,0 +1,51 @@
+import Crypto
+import Foundation
+
+/// A long-lived secret a bot logs in with instead of its account's password: `PASS name:token`, or
+/// SASL PLAIN with the token as the password. A script then holds no password, and the person who
+/// made the token can end it alone (`!token revoke`). Only its SHA-256 digest is stored: a token is
+/// 32 random bytes, so a slow password hash would add nothing but a slower login.
+public struct AccountToken: Equatable, Sendable {
+    public var id: Int64
+    /// The owner's account key.
+    public var account: String
+    public var label: String
+    public var digest: String
+    public var createdAt: Date
+    public var lastUsedAt: Date?
+
+    public init(id: Int64 = 0, account: String, label: String, digest: String, createdAt: Date, lastUsedAt: Date? = nil) {
+        self.id = id
+        self.account = Account.key(account)
+        self.label = label
+        self.digest = digest
+        self.createdAt = createdAt
+        self.lastUsedAt = lastUsedAt
+    }
+
+    /// What every token starts with, so a login can tell a token from a password.
+    public static let prefix = "chorus-"
+    /// Enough for a person's bots; a bound on what one account can make the server store.
+    public static let maxPerAccount = 20
+    public static let maxLabelLength = 40
+
+    public static func digest(of secret: String) -> String {
+        hex(SHA256.hash(data: Data(secret.utf8)))
+    }
+
+    /// A new secret from the system's secure random source.
+    public static func newSecret() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return prefix + hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
+    }
+
+    private static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
