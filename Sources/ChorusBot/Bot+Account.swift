@@ -53,13 +53,13 @@ extension Bot {
                     + (t.lastUsedAt.map { "last used \(at.format($0, now: inv.now))" } ?? "never used")
             })
         case "new":
-            let label = String(args.rest().prefix(AccountToken.maxLabelLength))
-            guard try accounts.tokens(of: inv.account).count < AccountToken.maxPerAccount else {
-                throw UsageError("You have \(AccountToken.maxPerAccount) tokens, the most there may be: !token revoke <id> ends one")
-            }
             let secret = newSecret()
-            let token = try accounts.insertToken(AccountToken(account: inv.account, label: label.isEmpty ? "bot" : label,
-                                                              digest: AccountToken.digest(of: secret), createdAt: inv.now))
+            let token: AccountToken
+            do {
+                token = try accounts.issueToken(for: inv.account, label: args.rest(), secret: secret, at: inv.now)
+            } catch let error as AccountError {
+                throw UsageError(error.description)
+            }
             return BotResult(replies: [
                 "Token \(token.id) (\(token.label)): \(secret)",
                 "It is shown this once. A bot logs in with PASS \(inv.account):<token>, or SASL PLAIN with the token as its password; !token revoke \(token.id) ends it.",

@@ -39,6 +39,7 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidEmail(String)
     case noSuchAccount(String)
     case wrongPassword
+    case tooManyTokens
 
     public var description: String {
         switch self {
@@ -48,6 +49,7 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidEmail(let e): return "\"\(e)\" is not an email address"
         case .noSuchAccount(let n): return "There is no account named \(n)"
         case .wrongPassword: return "Wrong account name or password"
+        case .tooManyTokens: return "An account may have \(AccountToken.maxPerAccount) tokens: revoke one first (!token revoke <id>)"
         }
     }
 }

@@ -49,3 +49,15 @@ public struct AccountToken: Equatable, Sendable {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension Store {
+    /// Makes `account` a token whose secret is `secret` (shown to its owner once, kept as a digest):
+    /// the rules of `!token new` and `chorusd account token` in one place.
+    public func issueToken(for account: String, label: String, secret: String, at time: Date) throws -> AccountToken {
+        guard try self.account(named: account) != nil else { throw AccountError.noSuchAccount(account) }
+        guard try tokens(of: account).count < AccountToken.maxPerAccount else { throw AccountError.tooManyTokens }
+        let label = String(label.trimmingCharacters(in: .whitespaces).prefix(AccountToken.maxLabelLength))
+        return try insertToken(AccountToken(account: account, label: label.isEmpty ? "bot" : label,
+                                            digest: AccountToken.digest(of: secret), createdAt: time))
+    }
+}

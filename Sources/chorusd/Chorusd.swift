@@ -121,7 +121,7 @@ func warnIfOthersCanRead(_ paths: [String], logger: Logger) {
 struct AccountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "account", abstract: "Manage accounts from the shell.",
-        subcommands: [Add.self, Passwd.self, Del.self, List.self])
+        subcommands: [Add.self, Passwd.self, Del.self, List.self, Token.self])
 
     static func readPassword(_ given: String?) throws -> String {
         if let given { return given }
@@ -184,6 +184,22 @@ struct AccountCommand: ParsableCommand {
                 print([a.name, a.email ?? "-", ISO8601DateFormatter().string(from: a.createdAt)].joined(separator: "\t"))
             }
             if all.isEmpty { print("no accounts") }
+        }
+    }
+}
+
+extension AccountCommand {
+    struct Token: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Make a token a bot logs in with (PASS name:token), as `!token new` does; it is printed once.")
+        @OptionGroup var options: DataOptions
+        @Argument(help: "The account the bot logs in as.") var name: String
+        @Option(help: "What the token is for, shown by !token.") var label = "bot"
+
+        func run() throws {
+            let secret = AccountToken.newSecret()
+            let token = try AccountCommand.accounts(options).store.issueToken(for: name, label: label, secret: secret, at: Date())
+            print("token \(token.id) (\(token.label)) for \(name): \(secret)")
         }
     }
 }

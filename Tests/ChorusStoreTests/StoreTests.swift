@@ -100,6 +100,15 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try accounts.authenticate(name: "bob", password: secret + "0"))
 
         XCTAssertFalse(try store.deleteToken(token.id, of: "carol"), "only the owner ends a token")
+        for i in 2...AccountToken.maxPerAccount {
+            XCTAssertEqual(try store.issueToken(for: "bob", label: "  bot \(i)  ", secret: "s\(i)", at: Date()).label, "bot \(i)")
+        }
+        XCTAssertThrowsError(try store.issueToken(for: "bob", label: "", secret: "one too many", at: Date())) {
+            XCTAssertEqual($0 as? AccountError, .tooManyTokens)
+        }
+        XCTAssertThrowsError(try store.issueToken(for: "nobody", label: "", secret: "x", at: Date())) {
+            XCTAssertEqual($0 as? AccountError, .noSuchAccount("nobody"))
+        }
         try accounts.delete(name: "bob")
         XCTAssertNil(try store.token(withDigest: token.digest))
     }
