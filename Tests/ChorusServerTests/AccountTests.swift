@@ -112,19 +112,18 @@ final class AccountTests: XCTestCase {
         let listed = try bob.expect("the token's line") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("  1 ci — made ") == true }
         XCTAssertTrue(listed.params[1].contains("last used"), listed.params[1])
 
-        let asCarol = try server.connect()
-        asCarol.send("PASS carol:\(secret)")
-        asCarol.send("NICK carol")
-        asCarol.send("USER carol 0 * :Carol")
-        try asCarol.expect(command: "464")
+        func refused(_ pass: String, nick: String) throws {
+            let c = try server.connect()
+            c.send("PASS \(pass)")
+            c.send("NICK \(nick)")
+            c.send("USER \(nick) 0 * :\(nick)")
+            try c.expect(command: "464")
+        }
+        try refused("carol:\(secret)", nick: "carol")
 
         bob.send("PRIVMSG Chorus :!token revoke 1")
         try bob.expect(command: "NOTICE", "bob", "Token 1 is revoked: logins with it are refused from now on.")
-        let revoked = try server.connect()
-        revoked.send("PASS bob:\(secret)")
-        revoked.send("NICK cibot3")
-        revoked.send("USER cibot 0 * :CI")
-        try revoked.expect(command: "464")
+        try refused("bob:\(secret)", nick: "cibot3")
         let again = try server.connect()
         try again.register("bob2", pass: "bob:bob-password")
     }
