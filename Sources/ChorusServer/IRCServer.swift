@@ -287,6 +287,8 @@ public final class IRCServer: @unchecked Sendable {
     func connectionClosed(_ client: Client, reason: String) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         client.closing = true
+        // Lines held for a replay still being read are dropped now, not when the read comes back.
+        releaseHeldLines(of: client)
         if let n = connectionsPerIP[client.ip] { connectionsPerIP[client.ip] = n > 1 ? n - 1 : nil }
         if !client.registered { unregisteredCount -= 1; return }
         setInvisible(client, false)
