@@ -76,6 +76,34 @@ final class HistoryTests: XCTestCase {
         XCTAssertTrue(stamped.params[1].hasSuffix(" UTC] one more"), stamped.params[1])
     }
 
+    /// An account's name is its reserved nick: a line to it reaches the account's connections under
+    /// other nicks (alice as `alice_` after a reconnect), addressed to the nick each one has.
+    func testALineToAnAccountReachesItUnderAnotherNick() throws {
+        let server = try TestServer()
+        try server.addAccount("alice", "alice-password")
+        try server.addAccount("bob", "bob-password")
+        let alice = try server.connect()
+        try alice.register("alice_", pass: "alice:alice-password")
+        let bob = try server.connect()
+        try bob.register("bob", caps: ["echo-message"], pass: "bob:bob-password")
+        bob.send("PRIVMSG alice :the van is here")
+        let got = try alice.expect(command: "PRIVMSG", "alice_", "the van is here")
+        XCTAssertTrue(got.source?.hasPrefix("bob!") == true)
+        try bob.expect(command: "PRIVMSG", "alice", "the van is here")  // the echo, as bob addressed it
+        bob.send("NOTICE alice :and a notice")
+        try alice.expect(command: "NOTICE", "alice_", "and a notice")
+        XCTAssertFalse(bob.drain(for: 0.3).contains { $0.command == "301" || $0.command == "401" }, "nothing is held")
+
+        // It is history between the two accounts: alice pages it back from her side.
+        alice.close()
+        let back = try server.connect()
+        try back.register("alice", caps: ["draft/chathistory", "batch"], pass: "alice:alice-password")
+        back.send("CHATHISTORY LATEST bob * 10")
+        let lines = try back.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+            .filter { $0.command == "PRIVMSG" || $0.command == "NOTICE" }.map { $0.params[1] }
+        XCTAssertEqual(lines, ["the van is here", "and a notice"])
+    }
+
     /// A long absence does not flood the returning client: the latest lines are played back, and
     /// a notice says how many came in all.
     func testALongAbsencePlaysBackTheLatestHeldLines() throws {

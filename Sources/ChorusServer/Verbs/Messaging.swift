@@ -90,7 +90,7 @@ extension IRCServer {
                 }
             } else {
                 guard let peer = nicks[Names.fold(target)] else {
-                    if command == "PRIVMSG", holdForAbsentAccount(out, msgid: msgid, text: text, from: client, reply: reply) { continue }
+                    if messageAccount(out, msgid: msgid, text: text, from: client, reply: reply, only: recipients) { continue }
                     if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
                 }
@@ -107,13 +107,31 @@ extension IRCServer {
         }
     }
 
-    /// A private line to an account with nobody connected is stored and played back at its next
-    /// login (`deliverHeldLines`), as teammates expect of a team chat; the sender hears that it
-    /// waits (301). Only between accounts: a guest's line has no one to keep it for. False when
-    /// the target is no account, or the account is connected under another nick.
-    private func holdForAbsentAccount(_ out: Outgoing, msgid: String, text: String, from client: Client, reply: Reply) -> Bool {
-        let target = out.message.params[0], key = Account.key(target)
-        guard accountKeys.contains(key), sessions[key]?.isEmpty ?? true else { return false }
+    /// A line to an account's name that no connection has as its nick (an account's name is its
+    /// reserved nick). Its connections under other nicks get it (alice as `alice_` after a
+    /// reconnect); with none, a PRIVMSG is stored and played back at the account's next login
+    /// (`deliverHeldLines`), as teammates expect of a team chat, and the sender hears that it waits
+    /// (301). Only between accounts: a guest's line has no one to keep it for. False when the
+    /// target is no account, or for a NOTICE or TAGMSG to an account nobody is connected as.
+    private func messageAccount(_ out: Outgoing, msgid: String, text: String, from client: Client, reply: Reply,
+                                only recipients: (Client) -> Bool) -> Bool {
+        let target = out.message.params[0], key = Account.key(target), command = out.message.command
+        guard accountKeys.contains(key) else { return false }
+        if let connections = sessions[key], !connections.isEmpty {
+            for peer in connections where recipients(peer) {
+                var line = out
+                line.message.params[0] = peer.nick  // clients take a private line addressed to their own nick
+                send(line, to: peer)
+            }
+            if client.caps.contains(.echoMessage) { reply.add(out) }
+            if command != "TAGMSG", let from = client.account {
+                record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: target), msgid: msgid,
+                                    time: out.time, command: command, source: client.prefix, account: from.name, target: target,
+                                    text: text, clientTags: Message.serializedTags(out.clientTags)))
+            }
+            return true
+        }
+        guard command == "PRIVMSG" else { return false }
         guard let from = client.account else {
             reply.numeric(.noSuchNick, target, "\(target) is offline; log in to leave them a message")
             return true
@@ -127,7 +145,7 @@ extension IRCServer {
         return true
     }
 
-    /// The private lines that waited for this account (`holdForAbsentAccount`), oldest first, each
+    /// The private lines that waited for this account (`messageAccount`), oldest first, each
     /// with its time: as a server-time tag, or written in front of the text for clients without it.
     /// At most the latest `heldLinesPlayedBack`, so that a long absence cannot fill the send queue
     /// and cut the connection; the rest stay in the history of each conversation.
