@@ -68,7 +68,8 @@ extension Bot {
             guard let word = args.next() else { throw UsageError("Missing token id. Usage: \(usage)") }
             guard let id = Int64(word), id > 0 else { throw UsageError("\"\(word)\" is not a token id (a number). Usage: \(usage)") }
             guard try accounts.deleteToken(id, of: inv.account) else { throw UsageError("You have no token \(id): !token lists yours") }
-            return BotResult(replies: ["Token \(id) is revoked: logins with it are refused from now on."])
+            return BotResult(replies: ["Token \(id) is revoked: connections logged in with it are closed, and later logins refused."],
+                             effects: [.revokeToken(id)])
         case let other?:
             throw UsageError("Unknown !token action \"\(other)\". Usage: \(usage)")
         }

@@ -43,6 +43,8 @@ public struct BotResult: Sendable {
     public enum Effect: Sendable, Equatable {
         case closeRoom(String)
         case setEchoCommands(room: String, Bool)
+        /// Connections logged in with this token are closed.
+        case revokeToken(Int64)
     }
 
     public var replies: [String] = []

@@ -28,21 +28,26 @@ public struct Accounts: Sendable {
 
     /// The account when the password is right. A missing account costs a hash too, so the time
     /// taken does not tell which names exist.
-    /// A token (`AccountToken`) of the account is taken in place of the password, without the
-    /// hash; a password that merely looks like a token is checked as a password after that.
     public func authenticate(name: String, password: String) throws -> Account {
+        try logIn(name: name, password: password).account
+    }
+
+    /// The account, and the token's id when a token (`AccountToken`) of the account was given in
+    /// place of the password: it is checked without the hash. A password that merely looks like a
+    /// token is checked as a password after that.
+    public func logIn(name: String, password: String) throws -> (account: Account, token: Int64?) {
         if password.hasPrefix(AccountToken.prefix),
            let token = try store.token(withDigest: AccountToken.digest(of: password)), token.account == Account.key(name),
            let account = try store.account(named: name) {
             try store.noteTokenUse(token.id, at: now())
-            return account
+            return (account, token.id)
         }
         guard let account = try store.account(named: name) else {
             _ = try? hasher.hash(password)
             throw AccountError.wrongPassword
         }
         guard hasher.verify(password, against: account.passwordHash) else { throw AccountError.wrongPassword }
-        return account
+        return (account, nil)
     }
 
     public func changePassword(name: String, to password: String) throws {

@@ -47,6 +47,9 @@ public final class IRCServer: @unchecked Sendable {
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
     var heldLive: [ObjectIdentifier: ByteBuffer] = [:]
+    /// The token each connection logged in with, for the few that used one: revoking a token
+    /// closes them (`!token revoke`). Here rather than in `Client`, as most connections have none.
+    var tokenLogins: [ObjectIdentifier: Int64] = [:]
     /// Keys of all accounts, so the nick reservation check needs no database read per connection.
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []
@@ -287,6 +290,7 @@ public final class IRCServer: @unchecked Sendable {
     func connectionClosed(_ client: Client, reason: String) {
         guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         client.closing = true
+        tokenLogins.removeValue(forKey: ObjectIdentifier(client))
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
         if let n = connectionsPerIP[client.ip] { connectionsPerIP[client.ip] = n > 1 ? n - 1 : nil }

@@ -89,8 +89,9 @@ final class AccountTests: XCTestCase {
         try guest.expect(command: "903")
     }
 
-    /// A bot logs in with a token instead of the password, by PASS or SASL; a revoked token and
-    /// another account's token are refused, and the password keeps working.
+    /// A bot logs in with a token instead of the password, by PASS or SASL; revoking the token
+    /// closes those connections and refuses it from then on, another account's token is refused,
+    /// and the password keeps working.
     func testBotsLogInWithTokens() throws {
         let server = try TestServer()
         try server.addAccount("bob", "bob-password")
@@ -122,7 +123,13 @@ final class AccountTests: XCTestCase {
         try refused("carol:\(secret)", nick: "carol")
 
         bob.send("PRIVMSG Chorus :!token revoke 1")
-        try bob.expect(command: "NOTICE", "bob", "Token 1 is revoked: logins with it are refused from now on.")
+        try bob.expect(command: "NOTICE", "bob", "Token 1 is revoked: connections logged in with it are closed, and later logins refused.")
+        for bot in [byPass, bySasl] {
+            let closed = try bot.expect(command: "ERROR")
+            XCTAssertTrue(closed.params[0].hasSuffix("[Token revoked]"), closed.params[0])
+        }
+        bob.send("PING still-here")
+        try bob.expect(command: "PONG", "test.chorus", "still-here")  // logged in with the password: stays
         try refused("bob:\(secret)", nick: "cibot3")
         let again = try server.connect()
         try again.register("bob2", pass: "bob:bob-password")

@@ -86,6 +86,9 @@ extension IRCServer {
             switch effect {
             case .closeRoom(let key): closeRoom(key, by: reply.client)
             case .setEchoCommands(let key, let on): rooms[key]?.echoCommands = on
+            case .revokeToken(let id):
+                let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { clients[$0] }
+                for client in loggedIn { disconnect(client, reason: "Token revoked") }
             }
         }
     }

@@ -150,10 +150,10 @@ extension IRCServer {
             }()
             reply.suspend()
             let accounts = self.accounts
-            background { try accounts.authenticate(name: account, password: password) }.whenComplete { result in
+            background { try accounts.logIn(name: account, password: password) }.whenComplete { result in
                 switch result {
-                case .success(let a):
-                    self.logIn(client, as: a, reply: reply)
+                case .success(let (a, token)):
+                    self.logIn(client, as: a, token: token, reply: reply)
                     self.completeRegistration(reply)
                     reply.finish()
                 case .failure:
@@ -202,8 +202,9 @@ extension IRCServer {
     /// Marks the client as logged in and says so (900).
     /// Before registration the rest waits for `finishRegistration`; a connection that logs in later
     /// (REGISTER or SASL mid-session) takes its account's place in its rooms at once.
-    func logIn(_ client: Client, as account: Account, reply: Reply) {
+    func logIn(_ client: Client, as account: Account, token: Int64? = nil, reply: Reply) {
         client.account = Login(account)
+        if let token { tokenLogins[ObjectIdentifier(client)] = token }
         accountKeys.insert(account.key)
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         guard client.registered else { return }
@@ -259,10 +260,10 @@ extension IRCServer {
         }
         reply.suspend()
         let accounts = self.accounts
-        background { try accounts.authenticate(name: authc, password: password) }.whenComplete { result in
+        background { try accounts.logIn(name: authc, password: password) }.whenComplete { result in
             switch result {
-            case .success(let account):
-                self.logIn(client, as: account, reply: reply)
+            case .success(let (account, token)):
+                self.logIn(client, as: account, token: token, reply: reply)
                 reply.numeric(.saslSuccess, "SASL authentication successful")
             case .failure:
                 reply.numeric(.saslFail, "SASL authentication failed")
