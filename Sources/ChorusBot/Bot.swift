@@ -11,7 +11,7 @@ public struct Bot: Sendable {
     let newSecret: @Sendable () -> String
 
     public init(board: JobBoard, chores: ChoreBoard, accounts: any Store,
-                newSecret: @escaping @Sendable () -> String = AccountToken.newSecret) {
+                newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
         self.board = board
         self.chores = chores
         self.accounts = accounts

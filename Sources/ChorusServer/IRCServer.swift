@@ -94,7 +94,7 @@ public final class IRCServer: @unchecked Sendable {
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
-                newSecret: @escaping @Sendable () -> String = AccountToken.newSecret) {
+                newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
         self.config = config
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)

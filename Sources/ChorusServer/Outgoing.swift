@@ -1,3 +1,4 @@
+import ChorusCore
 import ChorusIRC
 import Foundation
 import NIOCore
@@ -108,5 +109,15 @@ struct MessageIDs {
             rest /= 36
         }
         return start + length
+    }
+}
+
+extension Outgoing {
+    /// A stored line played back to `target` (a room's replay, private lines that waited): with its
+    /// own time, which a client without server-time reads in front of the text.
+    init(replaying entry: HistoryEntry, to target: String, stampingText: Bool) {
+        let text = stampingText ? "[\(Timestamp.short(entry.time))] \(entry.text)" : entry.text
+        self.init(Message(source: entry.source, entry.command, [target, text]), time: entry.time, msgid: entry.msgid,
+                  account: entry.account)
     }
 }

@@ -58,7 +58,7 @@ final class CommandPagesTests: XCTestCase {
 
     private func replay(_ lines: [String], page: String) throws {
         let clock = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
-        let server = try TestServer(now: { clock }, newSecret: Self.exampleSecrets()) { $0.timeZone = TimeZone(identifier: "UTC")! }
+        let server = try TestServer(newSecret: Self.exampleSecrets(), now: { clock }) { $0.timeZone = TimeZone(identifier: "UTC")! }
         var clients: [String: TestClient] = [:]
         for nick in ["alice", "bob", "carol"] {
             try server.addAccount(nick, "\(nick)-password")

@@ -18,7 +18,8 @@ final class TestServer {
     let now: @Sendable () -> Date
     let newSecret: @Sendable () -> String
 
-    init(now: @escaping @Sendable () -> Date = { Date() }, newSecret: @escaping @Sendable () -> String = AccountToken.newSecret,
+    // `newSecret` before `now`, so that `TestServer(now: …) { config }` leaves one closure to match.
+    init(newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }, now: @escaping @Sendable () -> Date = { Date() },
          configure: (inout ServerConfig) -> Void = { _ in }) throws {
         self.now = now
         self.newSecret = newSecret

@@ -162,9 +162,7 @@ extension IRCServer {
                     .write(for: caps, to: &out)
             }
             for e in entries {
-                let text = stamp ? "[\(Timestamp.short(e.time))] \(e.text)" : e.text
-                Outgoing(Message(source: e.source, e.command, [e.target, text]), time: e.time, msgid: e.msgid, account: e.account)
-                    .write(for: caps, batch: batch, to: &out)
+                Outgoing(replaying: e, to: e.target, stampingText: stamp).write(for: caps, batch: batch, to: &out)
             }
             if let batch {
                 Outgoing(Message(source: self.name, "BATCH", ["-" + batch]), time: self.now()).write(for: caps, to: &out)

@@ -97,12 +97,7 @@ extension IRCServer {
                 if recipients(peer) { send(out, to: peer) }
                 if echo && peer !== client { reply.add(out) }
                 if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
-                // Private lines are kept between accounts, so both sides can page them back later.
-                if !isTagMsg, let from = client.account, let to = peer.account {
-                    record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: to.name), msgid: msgid,
-                                        time: t, command: command, source: client.prefix, account: from.name,
-                                        target: peer.nick, text: text, clientTags: Message.serializedTags(clientTags)))
-                }
+                if !isTagMsg, let to = peer.account { recordPrivateLine(out, text: text, from: client, to: to.name, target: peer.nick) }
             }
         }
     }
@@ -117,32 +112,35 @@ extension IRCServer {
                                 only recipients: (Client) -> Bool) -> Bool {
         let target = out.message.params[0], key = Account.key(target), command = out.message.command
         guard accountKeys.contains(key) else { return false }
-        if let connections = sessions[key], !connections.isEmpty {
-            for peer in connections where recipients(peer) {
-                var line = out
-                line.message.params[0] = peer.nick  // clients take a private line addressed to their own nick
-                send(line, to: peer)
+        let connections = sessions[key] ?? []
+        if connections.isEmpty {
+            guard command == "PRIVMSG" else { return false }
+            guard client.account != nil else {
+                reply.numeric(.noSuchNick, target, "\(target) is offline; log in to leave them a message")
+                return true
             }
-            if client.caps.contains(.echoMessage) { reply.add(out) }
-            if command != "TAGMSG", let from = client.account {
-                record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: target), msgid: msgid,
-                                    time: out.time, command: command, source: client.prefix, account: from.name, target: target,
-                                    text: text, clientTags: Message.serializedTags(out.clientTags)))
-            }
-            return true
         }
-        guard command == "PRIVMSG" else { return false }
-        guard let from = client.account else {
-            reply.numeric(.noSuchNick, target, "\(target) is offline; log in to leave them a message")
-            return true
+        for peer in connections where recipients(peer) {
+            var line = out
+            line.message.params[0] = peer.nick  // clients take a private line addressed to their own nick
+            send(line, to: peer)
         }
         if client.caps.contains(.echoMessage) { reply.add(out) }
-        record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: target), msgid: msgid,
-                            time: out.time, command: "PRIVMSG", source: client.prefix, account: from.name, target: target,
-                            text: text, clientTags: Message.serializedTags(out.clientTags)))
-        persist("held line") { try $0.holdPrivateLine(msgid, for: key) }
-        reply.numeric(.away, target, "not connected; they will get your message when they log in")
+        if command != "TAGMSG" { recordPrivateLine(out, text: text, from: client, to: target, target: target) }
+        if connections.isEmpty {
+            persist("held line") { try $0.holdPrivateLine(msgid, for: key) }
+            reply.numeric(.away, target, "not connected; they will get your message when they log in")
+        }
         return true
+    }
+
+    /// Private lines are kept between accounts, so both sides can page them back later; a guest's
+    /// are not kept.
+    private func recordPrivateLine(_ out: Outgoing, text: String, from client: Client, to account: String, target: String) {
+        guard let from = client.account, let msgid = out.msgid else { return }
+        record(HistoryEntry(conversation: HistoryEntry.conversation(between: from.name, and: account), msgid: msgid,
+                            time: out.time, command: out.message.command, source: client.prefix, account: from.name,
+                            target: target, text: text, clientTags: Message.serializedTags(out.clientTags)))
     }
 
     /// The private lines that waited for this account (`messageAccount`), oldest first, each
@@ -163,11 +161,7 @@ extension IRCServer {
                     + "The others are in your history with each sender (CHATHISTORY)."]), time: self.now()), to: client)
             }
             let stamp = !client.caps.contains(.serverTime)
-            for e in lines {
-                let text = stamp ? "[\(Timestamp.short(e.time))] \(e.text)" : e.text
-                self.send(Outgoing(Message(source: e.source, e.command, [client.nick, text]), time: e.time, msgid: e.msgid,
-                                   account: e.account), to: client)
-            }
+            for e in lines { self.send(Outgoing(replaying: e, to: client.nick, stampingText: stamp), to: client) }
         }
     }
 
