@@ -96,8 +96,7 @@ final class AccountTests: XCTestCase {
         let server = try TestServer()
         try server.addAccount("bob", "bob-password")
         try server.addAccount("carol", "carol-password")
-        let bob = try server.connect()
-        try bob.register("bob", pass: "bob:bob-password")
+        let bob = try server.connect(as: "bob")
         bob.send("PRIVMSG Chorus :!token new ci")
         let made = try bob.expect("the new token") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Token 1 (ci): ") == true }
         let secret = String(made.params[1].dropFirst("Token 1 (ci): ".count))
@@ -131,8 +130,7 @@ final class AccountTests: XCTestCase {
         bob.send("PING still-here")
         try bob.expect(command: "PONG", "test.chorus", "still-here")  // logged in with the password: stays
         try refused("bob:\(secret)", nick: "cibot3")
-        let again = try server.connect()
-        try again.register("bob2", pass: "bob:bob-password")
+        _ = try server.connect(as: "bob", nick: "bob2")  // the password still logs in
     }
 
     /// SASL's payload comes in 400-byte chunks; `*` aborts an exchange, and one too long is refused.

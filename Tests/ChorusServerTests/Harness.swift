@@ -59,6 +59,14 @@ final class TestServer {
         return account
     }
 
+    /// A connection logged in with PASS to an account made as `addAccount(account, "<account>-password")`,
+    /// as `nick` (the account's name unless given), up to the end of the MOTD.
+    func connect(as account: String, nick: String? = nil, caps: [String] = []) throws -> TestClient {
+        let client = try connect()
+        try client.register(nick ?? account, caps: caps, pass: "\(account):\(account)-password")
+        return client
+    }
+
     var plainPort: Int { server.plainAddress!.port! }
     var tlsPort: Int { server.tlsAddress!.port! }
 

@@ -31,8 +31,7 @@ final class HistoryTests: XCTestCase {
         let server = try TestServer()
         try server.addAccount("alice", "alice-password")
         try server.addAccount("bob", "bob-password")
-        let bob = try server.connect()
-        try bob.register("bob", pass: "bob:bob-password")
+        let bob = try server.connect(as: "bob")
         bob.send("PRIVMSG alice :are you coming tonight?")
         try bob.expect(command: "301", "alice", "not connected; they will get your message when they log in")
         bob.send("PRIVMSG Alice :bring the ladder")
@@ -57,8 +56,7 @@ final class HistoryTests: XCTestCase {
         bob.send("PRIVMSG alice :see you")
         try alice.expect(command: "PRIVMSG", "alice", "see you")
         alice.close()
-        let again = try server.connect()
-        try again.register("alice", pass: "alice:alice-password")
+        let again = try server.connect(as: "alice")
         let replayed = again.drain(for: 0.5).filter { $0.command == "PRIVMSG" }
         XCTAssertEqual(replayed.map { $0.params[1] }, [], "held lines are delivered once")
 
@@ -69,8 +67,7 @@ final class HistoryTests: XCTestCase {
         bob.send("PING sent")
         try bob.expect(command: "PONG", "test.chorus", "sent")
         try server.restart()
-        let later = try server.connect()
-        try later.register("alice", pass: "alice:alice-password")
+        let later = try server.connect(as: "alice")
         let stamped = try later.expect(command: "PRIVMSG", "alice")
         XCTAssertTrue(stamped.params[1].hasPrefix("["), stamped.params[1])
         XCTAssertTrue(stamped.params[1].hasSuffix(" UTC] one more"), stamped.params[1])
@@ -82,10 +79,8 @@ final class HistoryTests: XCTestCase {
         let server = try TestServer()
         try server.addAccount("alice", "alice-password")
         try server.addAccount("bob", "bob-password")
-        let alice = try server.connect()
-        try alice.register("alice_", pass: "alice:alice-password")
-        let bob = try server.connect()
-        try bob.register("bob", caps: ["echo-message"], pass: "bob:bob-password")
+        let alice = try server.connect(as: "alice", nick: "alice_")
+        let bob = try server.connect(as: "bob", caps: ["echo-message"])
         bob.send("PRIVMSG alice :the van is here")
         let got = try alice.expect(command: "PRIVMSG", "alice_", "the van is here")
         XCTAssertTrue(got.source?.hasPrefix("bob!") == true)
@@ -96,8 +91,7 @@ final class HistoryTests: XCTestCase {
 
         // It is history between the two accounts: alice pages it back from her side.
         alice.close()
-        let back = try server.connect()
-        try back.register("alice", caps: ["draft/chathistory", "batch"], pass: "alice:alice-password")
+        let back = try server.connect(as: "alice", caps: ["draft/chathistory", "batch"])
         back.send("CHATHISTORY LATEST bob * 10")
         let lines = try back.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
             .filter { $0.command == "PRIVMSG" || $0.command == "NOTICE" }.map { $0.params[1] }
@@ -110,14 +104,12 @@ final class HistoryTests: XCTestCase {
         let server = try TestServer()
         try server.addAccount("carol", "carol-password")
         try server.addAccount("bob", "bob-password")
-        let bob = try server.connect()
-        try bob.register("bob", pass: "bob:bob-password")
+        let bob = try server.connect(as: "bob")
         let sent = 105
         for i in 1...sent { bob.send("PRIVMSG carol :line \(i)") }
         for _ in 1...sent { try bob.expect(command: "301", "carol") }
 
-        let carol = try server.connect()
-        try carol.register("carol", caps: ["server-time"], pass: "carol:carol-password")
+        let carol = try server.connect(as: "carol", caps: ["server-time"])
         let limit = 100
         try carol.expect(command: "NOTICE", "carol",
                          "\(sent) private messages came while you were away; here are the latest \(limit). "
