@@ -36,13 +36,18 @@ let package = Package(
             name: "ChorusStore",
             dependencies: ["ChorusCore", .product(name: "GRDB", package: "GRDB.swift")]
         ),
-        // The command language: `!verb args` → a JobBoard call → replies and events with tags.
-        .target(name: "ChorusBot", dependencies: ["ChorusCore"]),
+        // The one door to the team's state: commands, group commit, the event sinks, what comes due.
+        .target(
+            name: "ChorusWorkspace",
+            dependencies: ["ChorusCore", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The command language: `!verb args` → a command the Workspace runs → replies and events with tags.
+        .target(name: "ChorusBot", dependencies: ["ChorusCore", "ChorusWorkspace"]),
         // SwiftNIO: listeners, sessions, channel registry, fan-out, history playback.
         .target(
             name: "ChorusServer",
             dependencies: [
-                "ChorusIRC", "ChorusCore", "ChorusStore", "ChorusBot",
+                "ChorusIRC", "ChorusCore", "ChorusStore", "ChorusWorkspace", "ChorusBot",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -75,11 +80,12 @@ let package = Package(
         .testTarget(name: "ChorusIRCTests", dependencies: ["ChorusIRC"]),
         .testTarget(name: "ChorusStoreTests", dependencies: ["ChorusStore", "ChorusCore"]),
         .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore", "ChorusStore"]),
-        .testTarget(name: "ChorusBotTests", dependencies: ["ChorusBot", "ChorusCore", "ChorusStore"]),
+        .testTarget(name: "ChorusWorkspaceTests", dependencies: ["ChorusWorkspace", "ChorusCore", "ChorusStore"]),
+        .testTarget(name: "ChorusBotTests", dependencies: ["ChorusBot", "ChorusWorkspace", "ChorusCore", "ChorusStore"]),
         .testTarget(
             name: "ChorusServerTests",
             dependencies: [
-                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusBot",
+                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -1,18 +1,19 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
 extension Bot {
-    func rooms(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
-        guard !inv.rooms.isEmpty else { return BotResult(replies: ["You are not a member of any room yet: /join #name makes one."]) }
+    func rooms(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        guard !inv.rooms.isEmpty else { return Outcome(replies: ["You are not a member of any room yet: /join #name makes one."]) }
         var lines = ["Your rooms (\(inv.rooms.count)):"]
         for (key, name) in inv.rooms.sorted(by: { $0.key < $1.key }) {
             let role = try board.store.role(of: inv.account, in: key)
             lines.append("  \(name) — \(role == .manager ? "manager" : "member")")
         }
-        return BotResult(replies: lines)
+        return Outcome(replies: lines)
     }
 
-    func profile(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func profile(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!profile [nick] | !profile set first|last|email <value>"
         if args.peek?.lowercased() == "set" {
             _ = args.next()
@@ -28,7 +29,7 @@ extension Bot {
             default: throw UsageError("You can set first, last or email. Usage: \(usage)")
             }
             try accounts.updateAccount(account)
-            return BotResult(replies: ["Saved: \(field) is now \(value.isEmpty ? "empty" : value)."])
+            return Outcome(replies: ["Saved: \(field) is now \(value.isEmpty ? "empty" : value)."])
         }
         let name = try args.next().map { try account($0, inv) } ?? inv.account
         guard let a = try accounts.account(named: name) else { throw UsageError("\(name) is not a registered account") }
@@ -38,17 +39,17 @@ extension Bot {
         if Account.key(a.name) == Account.key(inv.account) { lines.append("  email: \(a.email ?? "not set")") }
         let shared = try inv.rooms.keys.sorted().filter { try board.store.role(of: a.name, in: $0) != nil }.map { inv.rooms[$0]! }
         if !shared.isEmpty { lines.append("  rooms you share: " + shared.joined(separator: " ")) }
-        return BotResult(replies: lines)
+        return Outcome(replies: lines)
     }
 
-    func token(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func token(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!token | !token new [label] | !token revoke <id>"
         switch args.next()?.lowercased() {
         case nil, "list":
             let tokens = try accounts.tokens(of: inv.account)
-            guard !tokens.isEmpty else { return BotResult(replies: ["You have no tokens. !token new <label> makes one for a bot."]) }
+            guard !tokens.isEmpty else { return Outcome(replies: ["You have no tokens. !token new <label> makes one for a bot."]) }
             let at = when(inv)
-            return BotResult(replies: ["Your tokens (\(tokens.count)):"] + tokens.map { t in
+            return Outcome(replies: ["Your tokens (\(tokens.count)):"] + tokens.map { t in
                 "  \(t.id) \(t.label) — made \(at.format(t.createdAt, now: inv.now)), "
                     + (t.lastUsedAt.map { "last used \(at.format($0, now: inv.now))" } ?? "never used")
             })
@@ -60,7 +61,7 @@ extension Bot {
             } catch let error as AccountError {
                 throw UsageError(error.description)
             }
-            return BotResult(replies: [
+            return Outcome(replies: [
                 "Token \(token.id) (\(token.label)): \(secret)",
                 "It is shown this once. A bot logs in with PASS \(inv.account):<token>, or SASL PLAIN with the token as its password; !token revoke \(token.id) ends it.",
             ])
@@ -68,26 +69,26 @@ extension Bot {
             guard let word = args.next() else { throw UsageError("Missing token id. Usage: \(usage)") }
             guard let id = Int64(word), id > 0 else { throw UsageError("\"\(word)\" is not a token id (a number). Usage: \(usage)") }
             guard try accounts.deleteToken(id, of: inv.account) else { throw UsageError("You have no token \(id): !token lists yours") }
-            return BotResult(replies: ["Token \(id) is revoked: connections logged in with it are closed, and later logins refused."],
+            return Outcome(replies: ["Token \(id) is revoked: connections logged in with it are closed, and later logins refused."],
                              effects: [.revokeToken(id)])
         case let other?:
             throw UsageError("Unknown !token action \"\(other)\". Usage: \(usage)")
         }
     }
 
-    func tz(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func tz(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         guard let zone = args.next() else {
-            return BotResult(replies: ["Your time zone is \(inv.timeZone.identifier); now it is \(when(inv).format(inv.now, now: inv.now)). Change it with !tz <zone>, e.g. !tz Europe/Paris."])
+            return Outcome(replies: ["Your time zone is \(inv.timeZone.identifier); now it is \(when(inv).format(inv.now, now: inv.now)). Change it with !tz <zone>, e.g. !tz Europe/Paris."])
         }
         if zone.lowercased() == "server" {
             try board.store.setTimeZone(nil, of: inv.account)
-            return BotResult(replies: ["Your due times now follow the server's time zone."])
+            return Outcome(replies: ["Your due times now follow the server's time zone."])
         }
         guard let tz = TimeZone(identifier: zone) else {
             throw UsageError("\"\(zone)\" is not a time zone I know: use a name like Europe/Paris, America/New_York or UTC")
         }
         try board.store.setTimeZone(tz.identifier, of: inv.account)
         let local = When(timeZone: tz).format(inv.now, now: inv.now)
-        return BotResult(replies: ["Your time zone is now \(tz.identifier) (it is \(local) there)."])
+        return Outcome(replies: ["Your time zone is now \(tz.identifier) (it is \(local) there)."])
     }
 }

@@ -1,10 +1,11 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
 extension Bot {
     static let choreUsage = "!chore add <name> every <frequency> [at <HH:MM>] [from <when>] [among <nick> <nick> …] | !chore order <chore> <nick> … | !chore edit <chore> every <frequency> | at <HH:MM> | !chore rm <chore>"
 
-    func chore(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func chore(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         switch try args.word("add, order or rm", usage: Self.choreUsage).lowercased() {
         case "add", "new":
@@ -40,12 +41,12 @@ extension Bot {
             }
             let (_, events) = try chores.add(name: name, frequency: frequency, hour: hour, minute: minute, from: start,
                                              among: among, in: room.key, by: inv.account)
-            return BotResult(events: events)
+            return Outcome(events: events)
         case "order":
             let name = try args.word("chore name", usage: Self.choreUsage)
             var people: [String] = []
             while let p = args.next() { people.append(try account(p, inv)) }
-            return BotResult(events: try chores.reorder(name, rotation: people, in: room.key, by: inv.account).1)
+            return Outcome(events: try chores.reorder(name, rotation: people, in: room.key, by: inv.account).1)
         case "edit":
             let name = try args.word("chore name", usage: Self.choreUsage)
             var frequency: Frequency?
@@ -67,41 +68,41 @@ extension Bot {
                 }
             }
             guard frequency != nil || time != nil else { throw UsageError("Say what changes: !chore edit \(name) every <frequency> | at <HH:MM>") }
-            return BotResult(events: try chores.edit(name, frequency: frequency, hour: time?.0, minute: time?.1, in: room.key, by: inv.account))
+            return Outcome(events: try chores.edit(name, frequency: frequency, hour: time?.0, minute: time?.1, in: room.key, by: inv.account))
         case "rm", "remove", "delete":
             let name = try args.word("chore name", usage: Self.choreUsage)
-            return BotResult(events: [try chores.remove(name, in: room.key, by: inv.account)])
+            return Outcome(events: [try chores.remove(name, in: room.key, by: inv.account)])
         default:
             throw UsageError("Usage: \(Self.choreUsage)")
         }
     }
 
-    func doChore(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func doChore(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         let name = try args.word("chore", usage: "!done <chore>")
-        return BotResult(events: try chores.done(name, in: room.key, by: inv.account).1)
+        return Outcome(events: try chores.done(name, in: room.key, by: inv.account).1)
     }
 
-    func skip(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func skip(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         let name = try args.word("chore", usage: "!skip <chore> [reason]")
-        return BotResult(events: try chores.skip(name, reason: args.rest(), in: room.key, by: inv.account).1)
+        return Outcome(events: try chores.skip(name, reason: args.rest(), in: room.key, by: inv.account).1)
     }
 
-    func swap(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func swap(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!swap <chore> <nick>"
         let room = try self.room(inv, &args, required: true)!
         let name = try args.word("chore", usage: usage)
         let other = try account(try args.word("nick", usage: usage), inv)
-        return BotResult(events: [try chores.askSwap(name, with: other, in: room.key, by: inv.account)])
+        return Outcome(events: [try chores.askSwap(name, with: other, in: room.key, by: inv.account)])
     }
 
-    func answerSwap(_ inv: Invocation, _ args: inout Args, accept: Bool) throws -> BotResult {
+    func answerSwap(_ inv: Invocation, _ args: inout Args, accept: Bool) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
-        return BotResult(events: try chores.answerSwap(args.next(), accept: accept, in: room.key, by: inv.account))
+        return Outcome(events: try chores.answerSwap(args.next(), accept: accept, in: room.key, by: inv.account))
     }
 
-    func away(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func away(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!away <duration> | !away until <when>"
         let room = try self.room(inv, &args, required: true)!
         let typed = args.rest()
@@ -111,12 +112,12 @@ extension Bot {
         guard case .date(let until)? = when(inv).parse(words, now: inv.now) else {
             throw UsageError("Cannot read \"\(typed)\" as a time: try 3d, 2 weeks, until fri, until 2026-12-01")
         }
-        return BotResult(events: try chores.away(until: until, in: room.key, by: inv.account))
+        return Outcome(events: try chores.away(until: until, in: room.key, by: inv.account))
     }
 
-    func back(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func back(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
-        return BotResult(events: try chores.back(in: room.key, by: inv.account))
+        return Outcome(events: try chores.back(in: room.key, by: inv.account))
     }
 
     func turnLine(_ c: Chore, _ inv: Invocation) -> String {
@@ -125,27 +126,27 @@ extension Bot {
         return "\(c.name): \(c.whoseTurn)'s turn since \(t.short(c.turnSince)), due \(t.short(c.due))\(late); next \(c.nextUp)"
     }
 
-    func turn(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func turn(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         if let name = args.next() {
-            return BotResult(replies: [turnLine(try chores.turn(name, in: room.key, by: inv.account), inv)])
+            return Outcome(replies: [turnLine(try chores.turn(name, in: room.key, by: inv.account), inv)])
         }
         let all = try chores.chores(in: room.key, by: inv.account)
-        guard !all.isEmpty else { return BotResult(replies: ["No chores in \(room.name) yet: !help chore"]) }
-        return BotResult(replies: all.map { turnLine($0, inv) })
+        guard !all.isEmpty else { return Outcome(replies: ["No chores in \(room.name) yet: !help chore"]) }
+        return Outcome(replies: all.map { turnLine($0, inv) })
     }
 
-    func listChores(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func listChores(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         let all = try chores.chores(in: room.key, by: inv.account)
-        guard !all.isEmpty else { return BotResult(replies: ["No chores in \(room.name) yet: !help chore"]) }
+        guard !all.isEmpty else { return Outcome(replies: ["No chores in \(room.name) yet: !help chore"]) }
         let t = text(inv)
-        return BotResult(replies: ["Chores in \(room.name):"] + all.map { c in
+        return Outcome(replies: ["Chores in \(room.name):"] + all.map { c in
             "  \(c.name), \(c.frequency) at \(String(format: "%02d:%02d", c.hour, c.minute)): \(c.rotation.joined(separator: " → ")); now \(c.whoseTurn), due \(t.short(c.due))"
         })
     }
 
-    func agenda(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func agenda(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         var mine = false
         var days = 7
         while let w = args.next() {
@@ -163,7 +164,7 @@ extension Bot {
         }
         let items = try chores.agenda(in: rooms, days: days, only: mine ? inv.account : nil)
         let place = mine ? "Your turns" : "Turns in \(inv.room!.name)"
-        guard !items.isEmpty else { return BotResult(replies: ["\(place): nothing in the next \(days) days."]) }
+        guard !items.isEmpty else { return Outcome(replies: ["\(place): nothing in the next \(days) days."]) }
         let t = text(inv)
         var lines = ["\(place), next \(days) days:"]
         var lastDay = ""
@@ -176,40 +177,40 @@ extension Bot {
                          "\(time) \(chore.name) — \(person)\(roomName)")
             lastDay = day
         }
-        return BotResult(replies: lines)
+        return Outcome(replies: lines)
     }
 
-    func list(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func list(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!list <name> [add <item>, <item> | done <item|n> | rm <item|n>]"
         let room = try self.room(inv, &args, required: true)!
         let name = try args.word("list name", usage: usage)
         guard let sub = args.next()?.lowercased() else {
             let list = try chores.list(name, in: room.key, by: inv.account)
-            guard !list.items.isEmpty else { return BotResult(replies: ["The \(list.name) list is empty: !list \(list.name) add <item>"]) }
+            guard !list.items.isEmpty else { return Outcome(replies: ["The \(list.name) list is empty: !list \(list.name) add <item>"]) }
             let open = list.items.filter { !$0.done }.count
-            return BotResult(replies: ["\(list.name) (\(open) to do):"] + list.items.enumerated().map { i, item in
+            return Outcome(replies: ["\(list.name) (\(open) to do):"] + list.items.enumerated().map { i, item in
                 "  \(i + 1). [\(item.done ? "x" : " ")] \(item.text)"
             })
         }
         let rest = args.rest()
         switch sub {
         case "add":
-            return BotResult(events: try chores.addItems(rest.split(separator: ",").map(String.init), to: name, in: room.key, by: inv.account))
+            return Outcome(events: try chores.addItems(rest.split(separator: ",").map(String.init), to: name, in: room.key, by: inv.account))
         case "done", "tick", "got":
             guard !rest.isEmpty else { throw UsageError("Which item? Usage: \(usage)") }
-            return BotResult(events: try chores.completeItem(rest, on: name, in: room.key, by: inv.account))
+            return Outcome(events: try chores.completeItem(rest, on: name, in: room.key, by: inv.account))
         case "rm", "remove", "del":
             guard !rest.isEmpty else { throw UsageError("Which item? Usage: \(usage)") }
-            return BotResult(events: try chores.removeItem(rest, from: name, in: room.key, by: inv.account))
+            return Outcome(events: try chores.removeItem(rest, from: name, in: room.key, by: inv.account))
         default:
             throw UsageError("Usage: \(usage)")
         }
     }
 
-    func lists(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func lists(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         let all = try chores.lists(in: room.key, by: inv.account)
-        guard !all.isEmpty else { return BotResult(replies: ["No lists in \(room.name) yet: !list groceries add milk"]) }
-        return BotResult(replies: ["Lists in \(room.name): " + all.map { "\($0.name) (\($0.items.filter { !$0.done }.count) to do)" }.joined(separator: ", ")])
+        guard !all.isEmpty else { return Outcome(replies: ["No lists in \(room.name) yet: !list groceries add milk"]) }
+        return Outcome(replies: ["Lists in \(room.name): " + all.map { "\($0.name) (\($0.items.filter { !$0.done }.count) to do)" }.joined(separator: ", ")])
     }
 }

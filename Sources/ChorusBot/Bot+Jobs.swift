@@ -1,10 +1,11 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
 extension Bot {
     static let addUsage = "!job add <title> [@assignee] [due <when>] [-- <description>]"
 
-    func addJob(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func addJob(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         guard let sub = args.next(), sub.lowercased() == "add" || sub.lowercased() == "new" else {
             throw UsageError("Usage: \(Self.addUsage)")
         }
@@ -50,18 +51,18 @@ extension Bot {
         return announce(change)
     }
 
-    func assign(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func assign(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!assign <id> <nick>"
         let id = try args.id(usage: usage)
         let who = try account(try args.word("nick", usage: usage), inv)
         return announce(try board.assign(id, to: who, by: inv.account))
     }
 
-    func unassign(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func unassign(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         announce(try board.unassign(try args.id(usage: "!unassign <id>"), by: inv.account))
     }
 
-    func move(_ inv: Invocation, _ args: inout Args, to status: Job.Status, verb: String) throws -> BotResult {
+    func move(_ inv: Invocation, _ args: inout Args, to status: Job.Status, verb: String) throws -> Outcome {
         // `!done dishes`: a chore name is never a number, so a word here means a chore.
         if status == .completed, let word = args.peek, Int64(word.trimmingCharacters(in: CharacterSet(charactersIn: "#jJ"))) == nil {
             return try doChore(inv, &args)
@@ -72,7 +73,7 @@ extension Bot {
         return announce(change)
     }
 
-    func edit(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func edit(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!edit <id> title|due|description <value>"
         let id = try args.id(usage: usage)
         let field = try args.word("field (title, due or description)", usage: usage).lowercased()
@@ -98,7 +99,7 @@ extension Bot {
         return announce(change)
     }
 
-    func task(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func task(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!task add <id> <text> | !task done <id> <n>"
         switch try args.word("add or done", usage: usage).lowercased() {
         case "add":
@@ -116,27 +117,27 @@ extension Bot {
         }
     }
 
-    func comment(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func comment(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!comment <id> <text>"
         let id = try args.id(usage: usage)
         let text = args.rest()
         guard !text.isEmpty else { throw UsageError("Say something. Usage: \(usage)") }
         let (_, event) = try board.comment(id, text: text, by: inv.account)
-        if event.room == nil { return BotResult(replies: [self.text(inv).line(event)]) }
-        return BotResult(events: [event])
+        if event.room == nil { return Outcome(replies: [self.text(inv).line(event)]) }
+        return Outcome(events: [event])
     }
 
-    func comments(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func comments(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let id = try args.id(usage: "!comments <id>")
         let job = try board.job(id, by: inv.account)
         let list = try board.comments(id, by: inv.account)
-        guard !list.isEmpty else { return BotResult(replies: ["Job \(id) “\(job.title)” has no comments yet: !comment \(id) <text>"]) }
+        guard !list.isEmpty else { return Outcome(replies: ["Job \(id) “\(job.title)” has no comments yet: !comment \(id) <text>"]) }
         let t = text(inv)
-        return BotResult(replies: ["Comments on job \(id) “\(job.title)”, newest first:"] +
+        return Outcome(replies: ["Comments on job \(id) “\(job.title)”, newest first:"] +
                          list.map { "  \(t.short($0.at)) \($0.author): \($0.text)" })
     }
 
-    func show(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func show(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let id = try args.id(usage: "!show <id>")
         let job = try board.job(id, by: inv.account)
         let t = text(inv)
@@ -157,19 +158,19 @@ extension Bot {
         for photo in job.photos {
             lines.append("  Photo by \(photo.by): \(photo.url)" + (photo.caption.isEmpty ? "" : " \(photo.caption)"))
         }
-        return BotResult(replies: lines)
+        return Outcome(replies: lines)
     }
 
-    func activity(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func activity(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let id = try args.id(usage: "!activity <id>")
         let job = try board.job(id, by: inv.account)
         let events = try board.activity(id, by: inv.account)
         let t = text(inv)
-        return BotResult(replies: ["Activity of job \(id) “\(job.title)”, newest first:"] +
+        return Outcome(replies: ["Activity of job \(id) “\(job.title)”, newest first:"] +
                          events.map { "  \(t.short($0.at)) \(t.line($0, withJob: false))" })
     }
 
-    func jobs(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func jobs(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: false)
         var filter = JobFilter()
         var page = 1
@@ -214,13 +215,13 @@ extension Bot {
         let (jobs, total) = try board.list(in: room?.key, filter: filter, by: inv.account)
         let place = room?.name ?? "your personal list"
         guard !jobs.isEmpty else {
-            return BotResult(replies: [total == 0 ? "No jobs match in \(place)." : "No jobs on page \(page) (\(total) in all)."])
+            return Outcome(replies: [total == 0 ? "No jobs match in \(place)." : "No jobs on page \(page) (\(total) in all)."])
         }
         let t = text(inv)
         var lines = ["Jobs in \(place), newest first (\(filter.offset + 1)-\(filter.offset + jobs.count) of \(total)):"]
         lines += jobs.map { "  " + t.summary($0) }
         if filter.offset + jobs.count < total { lines.append("  … more: !jobs page:\(page + 1)") }
-        return BotResult(replies: lines)
+        return Outcome(replies: lines)
     }
 
     /// A day (`today`, `fri`, `2026-12-01`) or `week` as [start, end).
@@ -236,22 +237,22 @@ extension Bot {
         return (start, cal.date(byAdding: .day, value: 1, to: start)!)
     }
 
-    func photo(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func photo(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!photo <id> <url> [caption]"
         let id = try args.id(usage: usage)
         let url = try args.word("link", usage: usage)
         return announce(try board.addPhoto(id, url: url, caption: args.rest(), by: inv.account))
     }
 
-    func mine(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func mine(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let jobs = try board.mine(inv.account, rooms: Array(inv.rooms.keys))
-        guard !jobs.isEmpty else { return BotResult(replies: ["You have no open jobs. !ask work in a room to get some."]) }
+        guard !jobs.isEmpty else { return Outcome(replies: ["You have no open jobs. !ask work in a room to get some."]) }
         let t = text(inv)
-        return BotResult(replies: ["Your open jobs (\(jobs.count)), soonest due first:"] +
+        return Outcome(replies: ["Your open jobs (\(jobs.count)), soonest due first:"] +
                          jobs.map { "  " + t.summary($0, showRoom: true) })
     }
 
-    func stats(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func stats(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let who = try args.next().map { try account($0, inv) } ?? inv.account
         var filter = JobFilter()
         filter.assignee = who
@@ -266,6 +267,6 @@ extension Bot {
         filter.personalOf = Account.key(who) == Account.key(inv.account) ? who : nil
         lines.append("\(who) has completed \(try board.store.countJobs(filter)) jobs in all the rooms you share" +
                      (filter.personalOf != nil ? " and on your personal list." : "."))
-        return BotResult(replies: lines)
+        return Outcome(replies: lines)
     }
 }

@@ -1,24 +1,25 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
 extension Bot {
-    func ask(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func ask(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!ask reassign <id> [reason] | !ask work [note]"
         let room = try self.room(inv, &args, required: true)!
         switch try args.word("reassign or work", usage: usage).lowercased() {
         case "reassign":
             let id = try args.id(usage: usage)
             let (request, event) = try board.ask(.reassign, job: id, reason: args.rest(), in: room.key, by: inv.account)
-            return BotResult(replies: ["Request \(request.id) sent to the managers of \(room.name)."], events: [event])
+            return Outcome(replies: ["Request \(request.id) sent to the managers of \(room.name)."], events: [event])
         case "work":
             let (request, event) = try board.ask(.work, job: nil, reason: args.rest(), in: room.key, by: inv.account)
-            return BotResult(replies: ["Request \(request.id) sent to the managers of \(room.name)."], events: [event])
+            return Outcome(replies: ["Request \(request.id) sent to the managers of \(room.name)."], events: [event])
         default:
             throw UsageError("Usage: \(usage)")
         }
     }
 
-    func decide(_ inv: Invocation, _ args: inout Args, approve: Bool) throws -> BotResult {
+    func decide(_ inv: Invocation, _ args: inout Args, approve: Bool) throws -> Outcome {
         let usage = approve ? "!approve <request> [@nick] [note]" : "!deny <request> [note]"
         let word = try args.word("request number", usage: usage)
         guard let id = Int64(word) else { throw UsageError("\"\(word)\" is not a request number. Usage: \(usage)") }
@@ -28,7 +29,7 @@ extension Bot {
             successor = try account(next, inv)
         }
         let (request, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
-        var result = BotResult(events: [event])
+        var result = Outcome(events: [event])
         guard approve, request.kind == .reassign, let jobID = request.job else {
             if successor != nil { throw UsageError("@nick names who takes over a job; request \(id) is not a reassignment") }
             return result
@@ -42,23 +43,23 @@ extension Bot {
         return result
     }
 
-    func requests(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func requests(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         let open = try board.openRequests(in: room.key, by: inv.account)
-        guard !open.isEmpty else { return BotResult(replies: ["No open requests in \(room.name)."]) }
+        guard !open.isEmpty else { return Outcome(replies: ["No open requests in \(room.name)."]) }
         let t = text(inv)
-        return BotResult(replies: ["Open requests in \(room.name):"] + open.map { r in
+        return Outcome(replies: ["Open requests in \(room.name):"] + open.map { r in
             let what = r.kind == .reassign ? "reassign job \(r.job ?? 0)" : "more work"
             return "  \(r.id). \(r.by) asks for \(what)" + (r.reason.isEmpty ? "" : ": \(r.reason)") + " (\(t.short(r.at)))"
         })
     }
 
-    func room(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func room(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!room | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room close"
         let room = try self.room(inv, &args, required: true)!
         guard let sub = args.next()?.lowercased() else {
             let s = try board.settings(of: room.key)
-            return BotResult(replies: [
+            return Outcome(replies: [
                 "\(room.name): visibility \(s.visibility.rawValue) (who sees which jobs), creators \(s.creators.rawValue) (who creates jobs), echo \(s.echoCommands ? "on" : "off") (commands shown to the room).",
             ])
         }
@@ -66,7 +67,7 @@ extension Bot {
         case "set":
             let key = try args.word("setting", usage: usage).lowercased()
             let value = try args.word("value", usage: usage).lowercased()
-            var effects: [BotResult.Effect] = []
+            var effects: [Outcome.Effect] = []
             let event: Event
             switch (key, value) {
             case ("visibility", "all"), ("visibility", "own"):
@@ -79,18 +80,18 @@ extension Bot {
             default:
                 throw UsageError("Usage: \(usage)")
             }
-            return BotResult(events: [event], effects: effects)
+            return Outcome(events: [event], effects: effects)
         case "close", "delete":
             guard try board.store.role(of: inv.account, in: room.key) == .manager else {
                 throw JobError.notAllowed("Only the room's managers can close it")
             }
-            return BotResult(replies: ["\(room.name) is closed: its members, settings and jobs are gone."], effects: [.closeRoom(room.key)])
+            return Outcome(replies: ["\(room.name) is closed: its members, settings and jobs are gone."], effects: [.closeRoom(room.key)])
         default:
             throw UsageError("Usage: \(usage)")
         }
     }
 
-    func help(_ inv: Invocation, _ args: inout Args) throws -> BotResult {
+    func help(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         if let name = args.next()?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "!")) {
             guard let c = Self.byName[name] else { throw UsageError("There is no command !\(name). Type !help for the list.") }
             var lines = c.syntax.map { "Usage: \($0)" }
@@ -98,13 +99,13 @@ extension Bot {
             lines.append("Example: \(c.example)")
             let who = ["anyone logged in", "members of the room", "the room's managers"][c.audience.rawValue]
             lines.append("Who: \(who)." + (c.aliases.isEmpty ? "" : " Also: " + c.aliases.map { "!" + $0 }.joined(separator: " ")))
-            return BotResult(replies: lines)
+            return Outcome(replies: lines)
         }
         let role: Role? = try inv.room.flatMap { try board.store.role(of: inv.account, in: $0.key) }
         let level: BotCommand.Audience = inv.room == nil ? .manager : role == .manager ? .manager : role == .member ? .member : .anyone
         let usable = Self.commands.filter { $0.audience <= level }.map { "!" + $0.name }
         let place = inv.room.map { " in \($0.name)" } ?? " (in private: name a room, e.g. !jobs #kitchen, or work on your personal list)"
-        return BotResult(replies: ["Commands you can use\(place): " + usable.joined(separator: " "),
+        return Outcome(replies: ["Commands you can use\(place): " + usable.joined(separator: " "),
                                    "!help <command> shows its syntax and an example."])
     }
 }

@@ -1,14 +1,38 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
-/// The command interpreter: `!verb args` → a command from the table → a `JobBoard` call → replies
-/// and events. It never throws and never crashes on input: every refusal is a one-line reply.
+/// A line of the command language as the Workspace runs it: read and carried out by a `Bot` on the
+/// boards of the transaction it runs in.
+public struct BotLine: WorkspaceCommand {
+    public let text: String
+    public let invocation: Invocation
+    let newSecret: @Sendable () -> String
+
+    public init(_ text: String, _ invocation: Invocation, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
+        self.text = text
+        self.invocation = invocation
+        self.newSecret = newSecret
+    }
+
+    public func run(on boards: Boards) -> Outcome {
+        Bot(boards: boards, newSecret: newSecret).run(text, invocation)
+    }
+}
+
+/// The command interpreter: `!verb args` → a command from the table → a board call → replies and
+/// events. It never throws and never crashes on input: every refusal is a one-line reply.
 public struct Bot: Sendable {
     public let board: JobBoard
     public let chores: ChoreBoard
     public let accounts: any Store
     /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
     let newSecret: @Sendable () -> String
+
+    /// The interpreter for one transaction's boards.
+    public init(boards: Boards, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
+        self.init(board: boards.jobs, chores: boards.chores, accounts: boards.store, newSecret: newSecret)
+    }
 
     public init(board: JobBoard, chores: ChoreBoard, accounts: any Store,
                 newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
@@ -24,7 +48,7 @@ public struct Bot: Sendable {
         return second.isLetter
     }
 
-    public func run(_ text: String, _ invocation: Invocation) -> BotResult {
+    public func run(_ text: String, _ invocation: Invocation) -> Outcome {
         var inv = invocation
         // Times are read and shown in the asker's own time zone when they set one (!tz).
         if let id = try? board.store.timeZone(of: inv.account), let zone = TimeZone(identifier: id) { inv.timeZone = zone }
@@ -33,7 +57,7 @@ public struct Bot: Sendable {
         let verb = body[..<verbEnd].lowercased()
         var args = Args(body[verbEnd...])
         guard let command = Self.byName[verb] else {
-            return BotResult(replies: ["Unknown command !\(verb). Type !help for the commands you can use here."])
+            return Outcome(replies: ["Unknown command !\(verb). Type !help for the commands you can use here."])
         }
         do {
             if command.audience > .anyone, let room = inv.room {
@@ -85,7 +109,7 @@ public struct Bot: Sendable {
         return nil
     }
 
-    func announce(_ change: JobBoard.Change, reply: String? = nil) -> BotResult {
-        BotResult(replies: reply.map { [$0] } ?? [], events: change.events)
+    func announce(_ change: JobBoard.Change, reply: String? = nil) -> Outcome {
+        Outcome(replies: reply.map { [$0] } ?? [], events: change.events)
     }
 }

@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
 /// One chat command: its names, syntax, who may use it, help, and handler. The table below is the
@@ -20,7 +21,7 @@ public struct BotCommand: Sendable {
     public let summary: String
     public let example: String
     public let audience: Audience
-    let run: @Sendable (Bot, Invocation, inout Args) throws -> BotResult
+    let run: @Sendable (Bot, Invocation, inout Args) throws -> Outcome
 }
 
 extension Bot {

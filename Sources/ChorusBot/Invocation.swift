@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusWorkspace
 import Foundation
 
 /// Who typed a command, where, and what the chat layer knows that the bot needs.
@@ -35,39 +36,6 @@ public struct Invocation: Sendable {
     }
 
     var inPrivate: Bool { room == nil }
-}
-
-/// What a command produced: lines for the asker, events for everyone concerned, and effects the
-/// chat layer carries out (closing a room).
-public struct BotResult: Sendable {
-    public enum Effect: Sendable, Equatable {
-        case closeRoom(String)
-        case setEchoCommands(room: String, Bool)
-        /// Connections logged in with this token are closed.
-        case revokeToken(Int64)
-    }
-
-    public var replies: [String] = []
-    /// Room events go to the room; an event without a room (a personal job's) goes to its actor.
-    public var events: [Event] = []
-    public var effects: [Effect] = []
-    /// The asker's time zone (their `!tz`, else the server's), set when the command ran: the
-    /// event lines the asker gets show times in it.
-    public var timeZone: TimeZone?
-    /// True when the command was refused: whatever it wrote before failing is to be taken back.
-    public var refused = false
-
-    public init(replies: [String] = [], events: [Event] = [], effects: [Effect] = []) {
-        self.replies = replies
-        self.events = events
-        self.effects = effects
-    }
-
-    static func refusal(_ text: String) -> BotResult {
-        var result = BotResult(replies: [text])
-        result.refused = true
-        return result
-    }
 }
 
 /// A command used wrongly: the message says what was expected.

@@ -67,3 +67,20 @@ public enum EventType {
     public static let listItemDone = "list.item.done"
     public static let listItemRemoved = "list.item.removed"
 }
+
+/// Who in a room may see an event: the one rule, used for the room's line, its stored history row
+/// and the bot's replies alike. Every member, unless the event names an audience (a job in a room
+/// whose visibility is `own`): then the room's managers and those accounts.
+public struct Audience: Sendable, Equatable {
+    /// Account keys, or nil for every member.
+    public let keys: Set<String>?
+
+    public init(_ event: Event) {
+        keys = event.audience.map { Set($0.map(Account.key)) }
+    }
+
+    public func includes(account key: String?, isManager: Bool) -> Bool {
+        guard let keys, !isManager else { return true }
+        return key.map(keys.contains) ?? false
+    }
+}

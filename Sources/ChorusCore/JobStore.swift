@@ -72,4 +72,4 @@ public protocol ChoreStore: Sendable {
 }
 
 /// Everything the server stores: accounts, rooms and history, jobs, chores and lists.
-public typealias ChorusStorage = Store & JobStore & ChoreStore & TransactionBatching
+public typealias ChorusStorage = Store & JobStore & ChoreStore & Transactional

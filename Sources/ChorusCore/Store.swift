@@ -3,10 +3,12 @@ import Foundation
 public enum StoreError: Error, Equatable, Sendable {
     case duplicate(String)
     case notFound(String)
+    /// A savepoint asked of a handle that is not in a transaction.
+    case notInTransaction
 }
 
 /// What the domain needs from storage. `ChorusStore` implements it on SQLite; every method is one
-/// transaction. Methods are synchronous and may block, so servers call them off their event loops.
+/// transaction, or part of the caller's on a transaction's handle (`Transactional`). Methods are synchronous and may block, so servers call them off their event loops.
 public protocol Store: Sendable {
     // Accounts
     func insertAccount(_ account: Account) throws -> Account
@@ -27,6 +29,8 @@ public protocol Store: Sendable {
 
     // Rooms and memberships
     func allRooms() throws -> [Room]
+    /// The display name of the room with key `key` (`#Kitchen` for `#kitchen`), nil if there is none.
+    func roomName(_ key: String) throws -> String?
     func saveRoom(_ room: Room) throws
     func deleteRoom(named name: String) throws
     func allMemberships() throws -> [Membership]
@@ -53,9 +57,16 @@ extension Store {
     }
 }
 
-/// Group commit: the server runs a burst of commands in one transaction, replying after its commit.
-public protocol TransactionBatching: Sendable {
-    func inOneTransaction(_ body: () throws -> Void) throws
-    /// One step of such a batch, all or nothing: returning false takes back what it wrote.
-    func attempt(_ body: () -> Bool) throws
+/// Transactions with an explicit handle. `transaction` hands its body the store bound to the
+/// transaction: everything read or written through that handle is part of it, and nothing finds the
+/// transaction any other way (no thread identity, no global). The Workspace opens one per batch of
+/// commands (group commit) and runs each command in a savepoint of its own.
+public protocol Transactional: Sendable {
+    /// Runs `body` in one write transaction and commits when it returns; a throw rolls it back.
+    /// Reads of roles, settings, room names, time zones and jobs go through `cache` (nil: none).
+    /// On a handle that is already in a transaction, `body` simply joins it.
+    func transaction<T>(cache: StoreCache?, _ body: (any ChorusStorage) throws -> T) throws -> T
+    /// On a transaction's handle: runs `body` in a savepoint. When it returns false (a refused
+    /// command) or throws, what it wrote is taken back and the rest of the transaction goes on.
+    func savepoint(_ body: () throws -> Bool) throws
 }

@@ -1,6 +1,7 @@
 import ChorusBot
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
 import Logging
 import NIOCore
@@ -11,13 +12,16 @@ import Synchronization
 /// The server: listeners, the registry of clients and rooms, fan-out, and the background work queues.
 ///
 /// All IRC state lives on one event loop, as in ngIRCd and InspIRCd: no locks, and a broadcast is a
-/// loop over sockets that share that loop. Blocking work leaves the loop: password hashing and
-/// database reads run on a thread pool, and every database write goes, in order, to one serial queue.
+/// loop over sockets that share that loop. Blocking work leaves the loop: password hashing runs on a
+/// thread pool, and every change to the stored state goes, in order, through the `Workspace`.
 public final class IRCServer: @unchecked Sendable {
     public let config: ServerConfig
     let store: any ChorusStorage
     public let accounts: Accounts
-    let bot: Bot
+    /// The one door to the team's state: bot commands, stored lines and memberships, reminders.
+    public let workspace: Workspace
+    /// Where new token secrets come from (a fixed sequence in tests).
+    let newSecret: @Sendable () -> String
     let group: EventLoopGroup
     let loop: EventLoop
     let logger: Logger
@@ -29,7 +33,6 @@ public final class IRCServer: @unchecked Sendable {
     let acceptFailures: AcceptFailures
 
     private let threadPool = NIOThreadPool(numberOfThreads: 2)
-    private let writer = DispatchQueue(label: "chorus.store.writer")
 
     var name: String { config.serverName }
     var ids = MessageIDs()
@@ -57,16 +60,6 @@ public final class IRCServer: @unchecked Sendable {
     /// What LUSERS reports, kept as counts so a registration never scans every client.
     private(set) var invisibleCount = 0
     private(set) var operCount = 0
-
-    /// Bot commands waiting for the database writer, and whether a batch of them is running.
-    var pendingCommands: [PendingCommand] = []
-    var commandBatchRunning = false
-
-    struct PendingCommand {
-        let text: String
-        let invocation: Invocation
-        let reply: Reply
-    }
 
     private var dirty: [Client] = []
     private var flushScheduled = false
@@ -98,9 +91,12 @@ public final class IRCServer: @unchecked Sendable {
         self.config = config
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
-        self.bot = Bot(board: JobBoard(store: store, now: now),
-                       chores: ChoreBoard(store: store, timeZone: config.timeZone, now: now), accounts: store,
-                       newSecret: newSecret)
+        self.workspace = Workspace(
+            store: store,
+            settings: .init(timeZone: config.timeZone, reminderInterval: config.reminderInterval,
+                            serviceNick: config.serviceNick, serviceSource: "\(config.serviceNick)!bot@\(config.serverName)"),
+            wording: IRCEventWording(timeZone: config.timeZone, now: now), now: now, logger: logger)
+        self.newSecret = newSecret
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()
@@ -108,6 +104,11 @@ public final class IRCServer: @unchecked Sendable {
         self.logger = logger
         self.welcome = Welcome(config: config, createdAt: now())
         self.acceptFailures = AcceptFailures(logger: logger)
+        workspace.add(IRCEventSink(server: self))
+        workspace.whenNextDueChanges { [weak self] next in
+            guard let self else { return }
+            self.loop.execute { self.setReminderTimer(for: next) }
+        }
     }
 
     // MARK: Lifecycle
@@ -156,7 +157,7 @@ public final class IRCServer: @unchecked Sendable {
             self?.checkLiveness()
         }
         // Reminders whose time passed while the server was down fire once, now.
-        try loop.submit { self.scheduleReminders() }.wait()
+        workspace.announceNextDue()
         accountRefresh = loop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
             guard let self else { return }
             self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
@@ -182,7 +183,7 @@ public final class IRCServer: @unchecked Sendable {
             }
             self.flushHistory()
         }.wait()
-        writer.sync {}  // drain the writes queued so far
+        workspace.waitUntilWritten()
         try? threadPool.syncShutdownGracefully()
         try? group.syncShutdownGracefully()
     }
@@ -627,24 +628,18 @@ public final class IRCServer: @unchecked Sendable {
         threadPool.runIfActive(eventLoop: loop, work)
     }
 
-    /// A database write, in order after every write queued before it; errors are logged.
-    func persist(_ what: String, _ work: @escaping (any ChorusStorage) throws -> Void) {
-        let store = self.store
-        let logger = self.logger
-        writer.async {
-            do { try work(store) } catch { logger.error("could not save \(what): \(error)") }
-        }
+    /// A write of the server's own (a membership, a room's modes), through the Workspace: in order
+    /// after every change queued before it; errors are logged.
+    func persist(_ what: String, _ work: @escaping @Sendable (any ChorusStorage) throws -> Void) {
+        workspace.write(what, work)
     }
 
-    /// Work that must see every write queued before it and come before every write queued after it:
-    /// reads of fresh state, and bot commands (read, decide, write) that must not race each other.
-    func readAfterWrites<T>(_ work: @escaping (any ChorusStorage) throws -> T) -> EventLoopFuture<T> {
+    /// Work that must see every change queued before it (history lines waiting here included) and
+    /// come before every change queued after it; the result comes back on the loop.
+    func readAfterWrites<T>(_ work: @escaping @Sendable (any ChorusStorage) throws -> T) -> EventLoopFuture<T> {
         flushHistory()
         let promise = loop.makePromise(of: T.self)
-        let store = self.store
-        writer.async {
-            do { promise.succeed(try work(store)) } catch { promise.fail(error) }
-        }
+        workspace.afterWrites(work) { promise.completeWith($0) }
         return promise.futureResult
     }
 
@@ -660,20 +655,15 @@ public final class IRCServer: @unchecked Sendable {
 
     /// How long a history line may wait for others to share its transaction. A transaction per
     /// line rewrote the same table and index pages into the log for every message of a quiet
-    /// room. Reads of history and bot commands take the waiting lines first, so nothing reads
+    /// room. Reads of history and bot commands send the waiting lines first, so nothing reads
     /// around them; a crash loses at most this much more history than it would anyway.
     static let historyBatchDelay = TimeAmount.milliseconds(20)
 
     func flushHistory() {
-        let batch = takePendingHistory()
-        guard !batch.isEmpty else { return }
-        persist("history") { try $0.appendHistory(batch) }
-    }
-
-    /// The history lines not yet written, for a caller that writes them in its own transaction.
-    func takePendingHistory() -> [HistoryEntry] {
         historyFlushScheduled = false
-        defer { pendingHistory.removeAll(keepingCapacity: true) }
-        return pendingHistory
+        guard !pendingHistory.isEmpty else { return }
+        let batch = pendingHistory
+        pendingHistory.removeAll(keepingCapacity: true)
+        persist("history") { try $0.appendHistory(batch) }
     }
 }

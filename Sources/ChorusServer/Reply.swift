@@ -12,6 +12,9 @@ final class Reply {
     let command: String
     private let label: String?
     private var lines: [Line] = []
+    /// Lines that follow the answer whenever they came: a command's events, which reach the
+    /// server before its answer does.
+    private var afterAnswer: [Outgoing] = []
     /// The reply's plain lines, one after another, each ending in CR LF: as they go to a client
     /// without tags, so such a client's reply is this buffer as it stands.
     private var bodies: [UInt8] = []
@@ -59,6 +62,11 @@ final class Reply {
 
     func add(_ line: consuming Outgoing) {
         lines.append(.outgoing(line))
+    }
+
+    /// A line written after every other line of the reply.
+    func addAfterAnswer(_ line: Outgoing) {
+        afterAnswer.append(line)
     }
 
     func send(_ message: borrowing Message) {
@@ -195,6 +203,10 @@ final class Reply {
     /// Writes the whole reply as one buffer: one write to the channel, however many lines.
     private func write() {
         guard !client.closing else { return }
+        if !afterAnswer.isEmpty {
+            lines += afterAnswer.map { .outgoing($0) }
+            afterAnswer = []
+        }
         let caps = client.caps
         if label == nil, !caps.contains(.serverTime), lines.allSatisfy({ $0.isUntagged(for: caps) }) {
             if !bodies.isEmpty { server.writeAnswer(server.allocator.buffer(bytes: bodies), to: client) }

@@ -4,21 +4,21 @@ import GRDB
 
 extension SQLiteStore: JobStore {
     public func role(of account: String, in room: String) throws -> Role? {
-        let key = Memo.roleKey(account, room)
-        if let known = memo.withLock({ $0.roles[key] }) { return known }
+        let key = StoreCache.Entries.roleKey(account, room)
+        if let known = cache?.with({ $0.roles[key] }) { return known }
         let role = try db.read { db in
             try String.fetchOne(cached: db, sql: "SELECT role FROM memberships WHERE room = ? AND account = ?",
                                 arguments: [Account.key(room), Account.key(account)]).flatMap(Role.init)
         }
-        memo.withLock { $0.roles[key] = .some(role) }
+        cache?.with { $0.roles[key] = .some(role) }
         return role
     }
 
     public func roomSettings(_ room: String) throws -> RoomSettings {
         let key = Account.key(room)
-        if let known = memo.withLock({ $0.settings[key] }) { return known }
+        if let known = cache?.with({ $0.settings[key] }) { return known }
         let settings = try readRoomSettings(room)
-        memo.withLock { $0.settings[key] = settings }
+        cache?.with { $0.settings[key] = settings }
         return settings
     }
 
@@ -48,14 +48,14 @@ extension SQLiteStore: JobStore {
 
     public func job(_ id: Int64) throws -> Job? {
         let access = db
-        // Only the writer keeps what it reads: a reader's snapshot may be older than a write that
-        // has already forgotten the job.
-        guard access.batch != nil else { return try access.read { db in try Self.readJob(id, db) } }
-        if let known = memo.withLock({ $0.jobs[id] }) { return known }
+        // Only a transaction's handle keeps what it reads: a reader's snapshot may be older than a
+        // write that has already forgotten the job.
+        guard let cache, access.batch != nil else { return try access.read { db in try Self.readJob(id, db) } }
+        if let known = cache.with({ $0.jobs[id] }) { return known }
         let job = try access.read { db in try Self.readJob(id, db) }
         if let job {
-            memo.withLock { memo in
-                if memo.jobs.count >= Memo.maxJobs { memo.jobs.removeAll(keepingCapacity: true) }
+            cache.with { memo in
+                if memo.jobs.count >= StoreCache.Entries.maxJobs { memo.jobs.removeAll(keepingCapacity: true) }
                 memo.jobs[id] = job
             }
         }
@@ -165,11 +165,11 @@ extension SQLiteStore: JobStore {
 
     public func timeZone(of account: String) throws -> String? {
         let key = Account.key(account)
-        if let known = memo.withLock({ $0.timeZones[key] }) { return known }
+        if let known = cache?.with({ $0.timeZones[key] }) { return known }
         let zone = try db.read { db in
             try String.fetchOne(cached: db, sql: "SELECT time_zone FROM account_settings WHERE account = ?", arguments: [key])
         }
-        memo.withLock { $0.timeZones[key] = .some(zone) }
+        cache?.with { $0.timeZones[key] = .some(zone) }
         return zone
     }
 

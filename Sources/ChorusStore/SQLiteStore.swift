@@ -1,52 +1,31 @@
 import ChorusCore
 import Foundation
 import GRDB
-import Synchronization
 
 /// The SQLite store: one file in WAL mode, one writer, concurrent readers (GRDB's `DatabasePool`).
 /// An in-memory store (`SQLiteStore.inMemory()`) runs the same schema for fast tests.
-public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable {
-    // `DatabaseWriter` is thread-safe; the class holds nothing else that mutates.
+///
+/// An instance is either the store itself, whose every call is a transaction of its own, or a
+/// transaction's handle (`transaction(cache:_:)`), whose calls all use that transaction's connection.
+public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
+    // `DatabaseWriter` is thread-safe; nothing else here mutates.
     let pool: any DatabaseWriter
     let checkpointer: Checkpointer?
+    /// The transaction this handle is bound to, or nil for the store itself.
+    let connection: Database?
+    /// The Workspace's cache, on a transaction's handle: reads of roles, settings, room names, time
+    /// zones and jobs go through it, and writes forget what they touch.
+    let cache: StoreCache?
 
-    /// Every read and write goes through here: inside `inOneTransaction` they use that
-    /// transaction's connection (so later commands see earlier ones' writes), elsewhere the pool.
-    var db: Access { Access(pool: pool, batch: batchConnection()) }
+    var db: Access { Access(pool: pool, batch: connection) }
 
-    /// The connection of the batch in progress and the thread running it. (A lock and a thread id
-    /// rather than the thread dictionary, which cost 4 % of the writer's time in a profile.)
-    private let batch = Mutex<Batch?>(nil)
-
-    /// What every command reads and rarely changes: roles, room settings, time zones. The writes
-    /// that change them come through this store and forget what they touch; a batch that is
-    /// rolled back forgets everything (it may have read its own uncommitted writes). Three of a
-    /// `!comment`'s five reads in a profile of the writer.
-    let memo = Mutex(Memo())
-
-    struct Memo: Sendable {
-        var roles: [String: Role?] = [:]
-        var settings: [String: RoomSettings] = [:]
-        var timeZones: [String: String?] = [:]
-        /// Jobs as the writer last read them (a quarter of a `!comment`'s instructions were that
-        /// read: GRDB builds a Row and its column index per fetch). Forgotten by any write to the job.
-        var jobs: [Int64: Job] = [:]
-        static let maxJobs = 4096
-
-        static func roleKey(_ account: String, _ room: String) -> String { Account.key(room) + " " + Account.key(account) }
+    func forget(_ change: (inout StoreCache.Entries) -> Void) {
+        cache?.with { change(&$0) }
     }
 
-    func forget(_ change: (inout Memo) -> Void = { $0 = Memo() }) {
-        memo.withLock { change(&$0) }
-    }
-
-    private struct Batch: @unchecked Sendable {
-        let thread: pthread_t
-        let connection: Database
-    }
-
-    private func batchConnection() -> Database? {
-        batch.withLock { b in b.flatMap { pthread_equal($0.thread, pthread_self()) != 0 ? $0.connection : nil } }
+    /// Forgets everything cached (a change that touches many entries: a room or account deleted).
+    func forgetAll() {
+        cache?.forgetAll()
     }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. The log
@@ -71,6 +50,8 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             }
         }
         pool = try DatabasePool(path: path, configuration: config)
+        connection = nil
+        cache = nil
         try Schema.migrator.migrate(pool)
         checkpointer = try Checkpointer(path: path, writer: pool, every: checkpointEvery, restartFrames: frames)
     }
@@ -78,7 +59,17 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
     private init(queue: DatabaseQueue) throws {
         pool = queue
         checkpointer = nil
+        connection = nil
+        cache = nil
         try Schema.migrator.migrate(pool)
+    }
+
+    /// A handle bound to the transaction on `connection`.
+    private init(store: SQLiteStore, connection: Database, cache: StoreCache?) {
+        pool = store.pool
+        checkpointer = nil
+        self.connection = connection
+        self.cache = cache
     }
 
     /// Stops the background checkpoints and folds the log back into the database file.
@@ -86,29 +77,26 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         checkpointer?.finish()
     }
 
-    /// Runs `body` as one transaction (group commit): a burst of commands shares one commit. Each
-    /// command inside runs in its own savepoint (`attempt`), so one that fails takes back only itself.
-    public func inOneTransaction(_ body: () throws -> Void) throws {
+    public func transaction<T>(cache: StoreCache?, _ body: (any ChorusStorage) throws -> T) throws -> T {
+        if connection != nil { return try body(self) }
         do {
-            try pool.writeTransaction { db in
-                batch.withLock { $0 = Batch(thread: pthread_self(), connection: db) }
-                defer { batch.withLock { $0 = nil } }
-                try body()
+            return try pool.writeTransaction { db in
+                try body(SQLiteStore(store: self, connection: db, cache: cache))
             }
         } catch {
-            forget()  // the batch read its own writes, and they are gone (a failed COMMIT too)
+            cache?.forgetAll()  // the transaction read its own writes, and they are gone (a failed COMMIT too)
             throw error
         }
     }
 
-    /// Runs one command of a batch in a savepoint of its own: when it returns false (the command was
-    /// refused), what it wrote is taken back and the rest of the batch goes on.
-    public func attempt(_ body: () -> Bool) throws {
-        guard let db = batchConnection() else { _ = body(); return }
+    public func savepoint(_ body: () throws -> Bool) throws {
+        guard let db = connection else { throw StoreError.notInTransaction }
         // Cached statements rather than GRDB's inSavepoint, which compiles its SQL each time.
         try db.run(sql: "SAVEPOINT command")
-        if !body() {
-            forget()
+        let kept: Bool
+        do { kept = try body() } catch { kept = false }
+        if !kept {
+            forgetAll()
             try db.run(sql: "ROLLBACK TO SAVEPOINT command")
         }
         try db.run(sql: "RELEASE SAVEPOINT command")
@@ -116,7 +104,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
 
     struct Access {
         let pool: any DatabaseWriter
-        /// The batch's connection when called from inside `inOneTransaction`.
+        /// The transaction's connection, on a transaction's handle.
         let batch: Database?
 
         func read<T>(_ body: (Database) throws -> T) throws -> T {
@@ -124,8 +112,8 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             return try pool.read(body)
         }
 
-        /// Inside a batch a write joins the command's savepoint: a command that fails halfway is
-        /// refused, and `attempt` takes back all of it.
+        /// On a transaction's handle a write joins that transaction (and the command's savepoint):
+        /// a command that fails halfway is refused, and the savepoint takes back all of it.
         func write<T>(_ body: (Database) throws -> T) throws -> T {
             guard let db = batch else { return try pool.writeTransaction(body) }
             return try body(db)
@@ -176,7 +164,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             let deleted = db.changesCount > 0
             try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM account_tokens WHERE account = ?", arguments: [Account.key(name)])
-            forget()
+            forgetAll()
             return deleted
         }
     }
@@ -217,7 +205,16 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
         }
     }
 
+    public func roomName(_ key: String) throws -> String? {
+        let key = Account.key(key)
+        if let known = cache?.with({ $0.roomNames[key] }) { return known }
+        let name = try db.read { db in try String.fetchOne(cached: db, sql: "SELECT name FROM rooms WHERE key = ?", arguments: [key]) }
+        cache?.with { $0.roomNames[key] = .some(name) }
+        return name
+    }
+
     public func saveRoom(_ room: Room) throws {
+        forget { $0.roomNames[room.key] = nil }
         try db.write { db in
             try db.run(sql: """
                 INSERT INTO rooms (key, name, topic, topic_set_by, topic_set_at, invite_only, topic_locked,
@@ -242,7 +239,7 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
             try db.run(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM history WHERE conversation = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM events WHERE room = ?", arguments: [Account.key(name)])
-            forget()
+            forgetAll()
         }
     }
 
@@ -265,14 +262,14 @@ public final class SQLiteStore: Store, TransactionBatching, @unchecked Sendable 
                 INSERT INTO memberships (room, account, role, voiced, since) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(room, account) DO UPDATE SET role = excluded.role, voiced = excluded.voiced
                 """, arguments: [m.room, m.account, m.role.rawValue, m.voiced, Millis.from(m.since)])
-            forget { $0.roles[Memo.roleKey(m.account, m.room)] = nil }
+            forget { $0.roles[StoreCache.Entries.roleKey(m.account, m.room)] = nil }
         }
     }
 
     public func deleteMembership(room: String, account: String) throws {
         try db.write { db in
             try db.run(sql: "DELETE FROM memberships WHERE room = ? AND account = ?", arguments: [room, account])
-            forget { $0.roles[Memo.roleKey(account, room)] = nil }
+            forget { $0.roles[StoreCache.Entries.roleKey(account, room)] = nil }
         }
     }
 

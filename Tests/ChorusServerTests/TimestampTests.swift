@@ -1,5 +1,6 @@
 @testable import ChorusServer
 @testable import ChorusStore
+import ChorusCore
 import Foundation
 import XCTest
 

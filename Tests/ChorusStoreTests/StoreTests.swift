@@ -245,59 +245,69 @@ final class StoreTests: XCTestCase {
     func testGroupCommitSeesItsOwnWritesAndFailsWhole() throws {
         let store = try SQLiteStore(path: path)
         let t = Date()
-        try store.inOneTransaction {
-            try store.attempt { (try? store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))) != nil }
-            XCTAssertNotNil(try store.account(named: "ann"), "a later command in the batch sees an earlier one's write")
+        try store.transaction(cache: StoreCache()) { tx in
+            try tx.savepoint { (try? tx.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))) != nil }
+            XCTAssertNotNil(try tx.account(named: "ann"), "a later command in the batch sees an earlier one's write")
             // A refused step is taken back whole, even the writes it made before failing; the others stand.
-            try store.attempt {
-                _ = try? store.insertAccount(Account(name: "dan", passwordHash: "y", createdAt: t))
-                return (try? store.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: t))) != nil
+            try tx.savepoint {
+                _ = try? tx.insertAccount(Account(name: "dan", passwordHash: "y", createdAt: t))
+                return (try? tx.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: t))) != nil
             }
-            try store.attempt { (try? store.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))) != nil }
+            // A step that throws is taken back too.
+            try tx.savepoint {
+                _ = try tx.insertAccount(Account(name: "eve", passwordHash: "y", createdAt: t))
+                _ = try tx.insertAccount(Account(name: "ann", passwordHash: "y", createdAt: t))
+                return true
+            }
+            try tx.savepoint { (try? tx.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))) != nil }
         }
         XCTAssertEqual(try store.allAccounts().map(\.name), ["ann", "ben"])
+        XCTAssertThrowsError(try store.savepoint { true }, "a savepoint needs a transaction's handle")
 
         struct Stop: Error {}
-        XCTAssertThrowsError(try store.inOneTransaction {
-            _ = try store.insertAccount(Account(name: "cat", passwordHash: "x", createdAt: t))
+        XCTAssertThrowsError(try store.transaction(cache: nil) { tx in
+            _ = try tx.insertAccount(Account(name: "cat", passwordHash: "x", createdAt: t))
             throw Stop()
         })
         XCTAssertNil(try store.account(named: "cat"), "a batch that fails commits nothing")
     }
 
-    /// The writer keeps the jobs it reads; a change, a refused command and a failed batch must
-    /// never leave it showing a job other than the one stored.
+    /// A transaction keeps the jobs it reads in the cache it is given; a change, a refused command
+    /// and a failed batch must never leave it showing a job other than the one stored.
     func testTheWriterNeverShowsAStaleJob() throws {
         let store = try SQLiteStore(path: path)
+        let cache = StoreCache()
         let t = Date(timeIntervalSince1970: 1_790_000_000)
         let created = Event(type: "job.created", room: nil, job: nil, actor: "ann", at: t)
         let (job, _) = try store.insertJob(Job(room: nil, title: "first", creator: "ann", createdAt: t), event: created)
-        func title() throws -> String? { try store.job(job.id)?.title }
-        try store.inOneTransaction {
+        try store.transaction(cache: cache) { tx in
+            let title = { () throws -> String? in try tx.job(job.id)?.title }
             XCTAssertEqual(try title(), "first")
+            XCTAssertEqual(cache.with { $0.jobs[job.id]?.title }, "first", "the read is kept")
             var renamed = job
             renamed.title = "second"
-            _ = try store.updateJob(renamed, events: [])
+            _ = try tx.updateJob(renamed, events: [])
             XCTAssertEqual(try title(), "second", "a later command sees the change")
-            try store.attempt {
+            try tx.savepoint {
                 var taken = renamed
                 taken.title = "refused"
-                _ = try? store.updateJob(taken, events: [])
+                _ = try? tx.updateJob(taken, events: [])
                 XCTAssertEqual(try? title(), "refused")
                 return false
             }
             XCTAssertEqual(try title(), "second", "a refused command's change is gone")
         }
         struct Stop: Error {}
-        XCTAssertThrowsError(try store.inOneTransaction {
+        XCTAssertThrowsError(try store.transaction(cache: cache) { tx in
             var lost = job
             lost.title = "lost"
-            _ = try store.updateJob(lost, events: [])
-            XCTAssertEqual(try title(), "lost")
+            _ = try tx.updateJob(lost, events: [])
+            XCTAssertEqual(try tx.job(job.id)?.title, "lost")
             throw Stop()
         })
-        try store.inOneTransaction { XCTAssertEqual(try title(), "second", "a failed batch's change is gone") }
-        XCTAssertEqual(try title(), "second")
+        XCTAssertNil(cache.with { $0.jobs[job.id] }, "a failed batch forgets what it read")
+        try store.transaction(cache: cache) { tx in XCTAssertEqual(try tx.job(job.id)?.title, "second", "a failed batch's change is gone") }
+        XCTAssertEqual(try store.job(job.id)?.title, "second")
     }
 
     /// Event fields are written as JSON by hand: whatever a user typed must come back unchanged.
@@ -339,45 +349,49 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try SQLiteStore(path: path).history(of: "#c", .latest(after: nil, limit: 5000)).count, 3000)
     }
 
-    /// Roles, room settings and time zones are kept in memory: every write that changes them, and
-    /// a refused command's rollback, must show through.
+    /// Roles, room settings, room names and time zones are kept in the transaction's cache: every
+    /// write that changes them, and a refused command's rollback, must show through.
     func testRolesSettingsAndZonesFollowTheirWrites() throws {
         let store = try SQLiteStore(path: path)
+        let cache = StoreCache()
         let t = Date()
-        _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))
-        try store.saveRoom(Room(name: "#c", createdAt: t))
-        XCTAssertNil(try store.role(of: "ann", in: "#c"))
-        try store.saveMembership(Membership(room: "#c", account: "ann", role: .member, since: t))
-        XCTAssertEqual(try store.role(of: "ANN", in: "#C"), .member)
-        try store.saveMembership(Membership(room: "#c", account: "ann", role: .manager, since: t))
-        XCTAssertEqual(try store.role(of: "ann", in: "#c"), .manager)
-        try store.deleteMembership(room: "#c", account: "ann")
-        XCTAssertNil(try store.role(of: "ann", in: "#c"))
+        try store.transaction(cache: cache) { tx in
+            _ = try tx.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))
+            XCTAssertNil(try tx.roomName("#c"))
+            try tx.saveRoom(Room(name: "#C", createdAt: t))
+            XCTAssertEqual(try tx.roomName("#c"), "#C", "a room made after its name was asked for is seen")
+            XCTAssertNil(try tx.role(of: "ann", in: "#c"))
+            try tx.saveMembership(Membership(room: "#c", account: "ann", role: .member, since: t))
+            XCTAssertEqual(try tx.role(of: "ANN", in: "#C"), .member)
+            try tx.saveMembership(Membership(room: "#c", account: "ann", role: .manager, since: t))
+            XCTAssertEqual(try tx.role(of: "ann", in: "#c"), .manager)
+            try tx.deleteMembership(room: "#c", account: "ann")
+            XCTAssertNil(try tx.role(of: "ann", in: "#c"))
 
-        XCTAssertNil(try store.timeZone(of: "ann"))
-        try store.setTimeZone("Europe/Paris", of: "Ann")
-        XCTAssertEqual(try store.timeZone(of: "ann"), "Europe/Paris")
+            XCTAssertNil(try tx.timeZone(of: "ann"))
+            try tx.setTimeZone("Europe/Paris", of: "Ann")
+            XCTAssertEqual(try tx.timeZone(of: "ann"), "Europe/Paris")
 
-        XCTAssertEqual(try store.roomSettings("#c").visibility, .all)
-        var own = RoomSettings()
-        own.visibility = .own
-        _ = try store.saveRoomSettings(own, room: "#c", event: Event(type: "room.settings", room: "#c", job: nil, actor: "ann", at: t))
-        XCTAssertEqual(try store.roomSettings("#c").visibility, .own)
+            XCTAssertEqual(try tx.roomSettings("#c").visibility, .all)
+            var own = RoomSettings()
+            own.visibility = .own
+            _ = try tx.saveRoomSettings(own, room: "#c", event: Event(type: "room.settings", room: "#c", job: nil, actor: "ann", at: t))
+            XCTAssertEqual(try tx.roomSettings("#c").visibility, .own)
 
-        // A refused command's writes are taken back, and so is what was read of them.
-        try store.inOneTransaction {
-            try store.attempt {
-                try? store.setTimeZone("Asia/Tokyo", of: "ann")
-                XCTAssertEqual(try? store.timeZone(of: "ann"), "Asia/Tokyo")
+            // A refused command's writes are taken back, and so is what was read of them.
+            try tx.savepoint {
+                try? tx.setTimeZone("Asia/Tokyo", of: "ann")
+                XCTAssertEqual(try? tx.timeZone(of: "ann"), "Asia/Tokyo")
                 return false
             }
+            XCTAssertEqual(try tx.timeZone(of: "ann"), "Europe/Paris")
+            // Deleting the room takes its settings, name and memberships with it.
+            try tx.saveMembership(Membership(room: "#c", account: "ann", role: .member, since: t))
+            XCTAssertEqual(try tx.role(of: "ann", in: "#c"), .member)
+            try tx.deleteRoom(named: "#c")
+            XCTAssertNil(try tx.role(of: "ann", in: "#c"))
+            XCTAssertNil(try tx.roomName("#c"))
+            XCTAssertEqual(try tx.roomSettings("#c").visibility, .all)
         }
-        XCTAssertEqual(try store.timeZone(of: "ann"), "Europe/Paris")
-        // Deleting the room takes its settings and memberships with it.
-        try store.saveMembership(Membership(room: "#c", account: "ann", role: .member, since: t))
-        XCTAssertEqual(try store.role(of: "ann", in: "#c"), .member)
-        try store.deleteRoom(named: "#c")
-        XCTAssertNil(try store.role(of: "ann", in: "#c"))
-        XCTAssertEqual(try store.roomSettings("#c").visibility, .all)
     }
 }

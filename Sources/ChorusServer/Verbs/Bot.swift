@@ -1,11 +1,13 @@
 import ChorusBot
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
 import NIOCore
 
-/// The bridge between chat and the bot: a `!command` line runs on the database writer (so commands
-/// never race), then its replies go to the asker and its events to everyone allowed to see them.
+/// The bridge between chat and the Workspace: a `!command` line runs there (in order, group-committed),
+/// its events reach this server's connections as the Workspace planned them (`deliver`), and its
+/// answer goes to the asker.
 extension IRCServer {
     var serviceSource: String { "\(config.serviceNick)!bot@\(name)" }
 
@@ -29,59 +31,20 @@ extension IRCServer {
         let invocation = Invocation(account: account.name, nick: client.nick,
                                     room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
+        // Lines said before the command are stored before it, in its batch.
+        flushHistory()
         reply.suspendForCommand()
-        pendingCommands.append(PendingCommand(text: text, invocation: invocation, reply: reply))
-        startCommandBatch()
-    }
-
-    /// Group commit: the commands waiting when the writer is free run in one transaction, and
-    /// their replies and events go out only after it has committed.
-    private func startCommandBatch() {
-        guard !commandBatchRunning, !pendingCommands.isEmpty else { return }
-        commandBatchRunning = true
-        let batch = pendingCommands
-        pendingCommands.removeAll()
-        let bot = self.bot
-        // The history lines waiting to be written share the batch's commit rather than one of their own.
-        let history = takePendingHistory()
-        readAfterWrites { store -> [BotResult] in
-            var results: [BotResult] = []
-            do {
-                try store.inOneTransaction {
-                    try store.appendHistory(history)
-                    for command in batch {
-                        // A refused command takes back what it wrote; the others of the batch stand.
-                        try store.attempt {
-                            let result = bot.run(command.text, command.invocation)
-                            results.append(result)
-                            return !result.refused
-                        }
-                    }
-                }
-            } catch {
-                // Nothing of the batch was committed: say so rather than what would have happened.
-                self.logger.error("command batch failed: \(error)")
-                do { try store.appendHistory(history) } catch { self.logger.error("could not save history: \(error)") }
-                results = batch.map { _ in BotResult(replies: ["Sorry, that did not work. Nothing was changed."]) }
-            }
-            return results
-        }.whenComplete { outcome in
-            self.commandBatchRunning = false
-            let results = (try? outcome.get()) ?? batch.map { _ in BotResult(replies: ["Sorry, that did not work. Nothing was changed."]) }
-            for (command, result) in zip(batch, results) {
-                self.deliver(result, reply: command.reply)
-                command.reply.commandFinished()
-            }
-            self.startCommandBatch()
+        workspace.run(BotLine(text, invocation, newSecret: newSecret), origin: reply) { outcome in
+            self.loop.execute { self.finish(outcome, reply: reply) }
         }
     }
 
-    private func deliver(_ outcome: BotResult, reply: Reply) {
+    /// The command's batch has committed and its events have gone out (the asker's own copies wait
+    /// in its reply, after the answer): the answer, then what the change asks of the connections.
+    private func finish(_ outcome: Outcome, reply: Reply) {
         for line in outcome.replies {
             reply.send(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]))
         }
-        for event in outcome.events { announce(event, reply: reply, askerZone: outcome.timeZone) }
-        if outcome.events.contains(where: { $0.type.hasPrefix("chore.") || $0.type.hasPrefix("turn.") }) { scheduleReminders() }
         for effect in outcome.effects {
             switch effect {
             case .closeRoom(let key): closeRoom(key, by: reply.client)
@@ -91,6 +54,7 @@ extension IRCServer {
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }
             }
         }
+        reply.commandFinished()
     }
 
     /// The sentence people read for `event`, with times in `zone` (the server's by default). Only
@@ -100,46 +64,45 @@ extension IRCServer {
         return EventText(when: When(timeZone: zone ?? config.timeZone), now: now(), roomName: { names[$0] ?? $0 }).line(event)
     }
 
-    /// Sends an event to the room members who may see it, stores it in the room's history, and tells
-    /// the people it concerns directly (queued for them if they are offline). An event without a room
-    /// (a personal job's) is told to its actor, with the same tags, so a bot learns the job's id.
-    func announce(_ event: Event, reply: Reply?, askerZone: TimeZone? = nil) {
-        let text = eventLine(event)
+    /// Carries out the Workspace's plan for one committed event on this server's connections: the
+    /// room's line (already stored) to the members it reaches, and a direct line to each person it
+    /// concerns who did not hear it there, queued for them if they are not connected. The asker's
+    /// copies go into their reply, after its answer.
+    func deliver(_ delivery: Delivery, reply: Reply?) {
+        let event = delivery.event
         let t = now()
-        let msgid = ids.next(at: t)
         let room = event.room.flatMap { rooms[$0] }
         let tags = EventText.tags(event, roomName: room?.name).map { Message.Tag($0.0, $0.1) }
-        // Who heard the room's line: a signed-in member in its audience (or a manager).
         var heardInRoom: (String) -> Bool = { _ in false }
-        if let room, !event.isDirectOnly {
-            let audience = event.audience.map { Set($0.map(Account.key)) }
-            let out = Outgoing(Message(source: serviceSource, "NOTICE", [room.name, text]), time: t, msgid: msgid,
-                               account: config.serviceNick, clientTags: tags)
-            broadcast(out, to: room.members, reply: reply, only: { member in
-                guard let audience else { return true }
-                return room.isOp(member) || (member.account.map { audience.contains($0.key) } ?? false)
-            })
+        var text: String?
+        if let line = delivery.roomLine, let room {
+            room.hasHistory = true
+            text = line.text
+            let out = Outgoing(Message(source: line.source, "NOTICE", [room.name, line.text]), time: line.time, msgid: line.msgid,
+                               account: line.account, clientTags: tags)
+            let reaches = { (member: Client) in delivery.reaches(account: member.account?.key, isManager: room.isOp(member)) }
+            broadcast(out, to: room.members, except: reply?.client, only: reaches)
+            if let reply, room.contains(reply.client), reaches(reply.client) { reply.addAfterAnswer(out) }
             // Asked of the few accounts an event concerns, not of every member.
             heardInRoom = { key in
-                self.sessions[key]?.contains { room.contains($0) && (audience?.contains(key) ?? true || room.isOp($0)) } ?? false
+                self.sessions[key]?.contains { room.contains($0) && delivery.reaches(account: key, isManager: room.isOp($0)) } ?? false
             }
-            record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: "NOTICE", source: serviceSource,
-                                account: config.serviceNick, target: room.name, text: text,
-                                clientTags: Message.serializedTags(tags), audience: event.audience.map { $0.map(Account.key) }))
         }
-        let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
-        for name in Set(told.map(Account.key)) where !heardInRoom(name) {
-            if let clients = sessions[name], !clients.isEmpty {
-                for client in clients {
-                    // The asker reads times in their own zone; everyone else in the server's.
-                    let line = client === reply?.client && askerZone != nil ? eventLine(event, in: askerZone) : text
-                    let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, line]), time: t,
-                                          msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags)
-                    if let reply, client === reply.client { reply.add(direct) } else { send(direct, to: client) }
-                }
-            } else {
+        for key in delivery.direct where !heardInRoom(key) {
+            guard let clients = sessions[key], !clients.isEmpty else {
                 let id = event.id
-                persist("queued event") { try $0.queueEvent(id, for: name) }
+                persist("queued event") { try $0.queueEvent(id, for: key) }
+                continue
+            }
+            let serverLine = text ?? eventLine(event)
+            text = serverLine
+            for client in clients {
+                // The asker reads times in their own zone; everyone else in the server's.
+                let asker = client === reply?.client
+                let line = asker && delivery.actorTimeZone != nil ? eventLine(event, in: delivery.actorTimeZone) : serverLine
+                let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, line]), time: t,
+                                      msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags)
+                if asker { reply!.addAfterAnswer(direct) } else { send(direct, to: client) }
             }
         }
     }
@@ -167,31 +130,21 @@ extension IRCServer {
 
     // MARK: Reminders
 
-    /// Keeps one timer, for the earliest reminder of any chore (capped at an hour, then looked at again).
-    func scheduleReminders() {
-        let chores = bot.chores, interval = config.reminderInterval
-        readAfterWrites { _ in try chores.nextReminder(every: interval) }.whenSuccess { next in
-            self.reminderTask?.cancel()
-            self.reminderTask = nil
-            guard let next else { return }
-            let delay = min(max(0, next.timeIntervalSince(self.now())), 3600)
-            self.reminderTask = self.loop.scheduleTask(in: .milliseconds(Int64(delay * 1000) + 1)) { _ = self.runReminders() }
-        }
+    /// Keeps one timer, for the next thing that comes due (capped at an hour, then looked at again).
+    func setReminderTimer(for next: Date?) {
+        reminderTask?.cancel()
+        reminderTask = nil
+        guard let next else { return }
+        let delay = min(max(0, next.timeIntervalSince(now())), 3600)
+        reminderTask = loop.scheduleTask(in: .milliseconds(Int64(delay * 1000) + 1)) { self.workspace.fireDue() }
     }
 
-    /// Sends every reminder that is due, then sets the timer for the next one.
-    @discardableResult
-    func runReminders() -> EventLoopFuture<Void> {
-        let chores = bot.chores, interval = config.reminderInterval
-        return readAfterWrites { _ in try chores.fireReminders(every: interval) }.map { events in
-            for event in events { self.announce(event, reply: nil) }
-            self.scheduleReminders()
-        }
-    }
-
-    /// For tests and operators: fire what is due by the server's clock now, and wait for it.
+    /// For tests and operators: fire what is due by the server's clock now, and wait until it has
+    /// been delivered.
     public func checkReminders() throws {
-        try loop.flatSubmit { self.runReminders() }.wait()
+        let fired = DispatchSemaphore(value: 0)
+        workspace.fireDue { fired.signal() }
+        fired.wait()
         try loop.submit {}.wait()
     }
 

@@ -29,7 +29,8 @@ extension IRCServer {
             }
             let me = client.account?.key
             reply.suspend()
-            readAfterWrites { try $0.historyTargets(among: Array(Set(conversations)), from: from, to: to, limit: n) }.whenComplete { result in
+            let among = Array(Set(conversations))
+            readAfterWrites { try $0.historyTargets(among: among, from: from, to: to, limit: n) }.whenComplete { result in
                 if case .success(let rows) = result {
                     reply.batch("draft/chathistory-targets", []) {
                         for row in rows {
@@ -84,7 +85,8 @@ extension IRCServer {
             conversation = HistoryEntry.conversation(between: account.name, and: other)
         }
         reply.suspend()
-        readAfterWrites { try $0.history(of: conversation, query, reader: reader) }.whenComplete { result in
+        let (room, readAs) = (conversation, reader)
+        readAfterWrites { try $0.history(of: room, query, reader: readAs) }.whenComplete { result in
             switch result {
             case .success(let entries):
                 reply.batch("chathistory", [target]) {

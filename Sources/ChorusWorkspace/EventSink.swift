@@ -1,0 +1,37 @@
+import ChorusCore
+import Foundation
+
+/// How one committed event reaches people: decided once, here, from Core's audience rule, and
+/// carried out by each sink (the IRC connections of this process; later the browser's, and other
+/// processes') without deciding anything again.
+public struct Delivery: Sendable {
+    public let event: Event
+    /// Who in the event's room may read it.
+    public let audience: Audience
+    /// The room's line, stored in the event's own transaction (nil for an event without a room,
+    /// or one told only to the people it concerns, such as a reminder).
+    public let roomLine: HistoryEntry?
+    /// Account keys told directly, each unless they heard the room's line.
+    public let direct: [String]
+    /// The asker's time zone, for the copy the asker gets (times in the lines they read).
+    public let actorTimeZone: TimeZone?
+
+    /// Whether a member of the event's room (by account key) hears its room line.
+    public func reaches(account key: String?, isManager: Bool) -> Bool {
+        roomLine != nil && audience.includes(account: key, isManager: isManager)
+    }
+}
+
+/// Where committed events go. Called on the Workspace's writer, in commit order, after the commit:
+/// a sink hands the work to its own threads and returns. `origin` is what the command's caller
+/// passed to `Workspace.run` (the IRC side passes the reply of the line that asked), nil for
+/// events nobody asked for (reminders).
+public protocol EventSink: AnyObject, Sendable {
+    func publish(_ deliveries: [Delivery], origin: AnyObject?)
+}
+
+/// The words of an event's room line: the sentence people read and the tags bots read (serialized
+/// as in IRCv3 message tags), given by the transport that knows how to write them.
+public protocol EventWording: Sendable {
+    func roomLine(_ event: Event, roomName: String) -> (text: String, clientTags: String)
+}

@@ -1,0 +1,294 @@
+import ChorusCore
+import Foundation
+import Logging
+import Synchronization
+
+/// The one door to the team's state. Every change goes through it, whichever transport it came
+/// from: a bot command, a chat line or membership the IRC side keeps, a reminder that comes due.
+///
+/// Changes run in order on one writer thread. Those waiting when the writer is free share one
+/// transaction (group commit), each command in a savepoint of its own, so a refused command takes
+/// back only itself. Nothing is announced before the commit: then each command's events go to the
+/// event sinks, planned once (`Delivery`), and its outcome to whoever asked.
+public final class Workspace: @unchecked Sendable {
+    public struct Settings: Sendable {
+        /// The server's time zone: chores' due times, and times for people who set none.
+        public var timeZone: TimeZone
+        /// How often a person whose turn is overdue is reminded.
+        public var reminderInterval: TimeInterval
+        /// The bot's nick and source (`Chorus!bot@server`): the sender of the rooms' event lines.
+        public var serviceNick: String
+        public var serviceSource: String
+
+        public init(timeZone: TimeZone, reminderInterval: TimeInterval, serviceNick: String, serviceSource: String) {
+            self.timeZone = timeZone
+            self.reminderInterval = reminderInterval
+            self.serviceNick = serviceNick
+            self.serviceSource = serviceSource
+        }
+    }
+
+    /// The store itself; transactions are opened from it, each with its own handle.
+    public let store: any ChorusStorage
+    /// Owned here and handed to every transaction (see `StoreCache`).
+    public let cache = StoreCache()
+    public let settings: Settings
+    let now: @Sendable () -> Date
+    let wording: any EventWording
+    let logger: Logger
+
+    private let writer = DispatchQueue(label: "chorus.workspace.writer")
+    private let queue = Mutex(Queue())
+    private let sinks = Mutex<[any EventSink]>([])
+    private let nextDueListener = Mutex<(@Sendable (Date?) -> Void)?>(nil)
+    /// Message ids of the rooms' event lines; used on the writer only.
+    private var ids = MessageIDs()
+
+    private struct Queue: Sendable {
+        var work: [Work] = []
+        var draining = false
+    }
+
+    /// One piece of queued work. `origin` belongs to the caller's thread and is only handed back
+    /// to the sinks, which return to that thread: hence unchecked.
+    private enum Work: @unchecked Sendable {
+        case command(any WorkspaceCommand, origin: AnyObject?, done: @Sendable (Outcome) -> Void)
+        case write(String, @Sendable (any ChorusStorage) throws -> Void)
+        case read(@Sendable (any ChorusStorage) -> Void)
+    }
+
+    public init(store: any ChorusStorage, settings: Settings, wording: any EventWording,
+                now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus.workspace")) {
+        self.store = store
+        self.settings = settings
+        self.wording = wording
+        self.now = now
+        self.logger = logger
+    }
+
+    /// Committed events go to `sink` from now on, after those added before it.
+    public func add(_ sink: any EventSink) {
+        sinks.withLock { $0.append(sink) }
+    }
+
+    /// `listener` is told the next due time (nil: nothing is due) whenever it may have changed:
+    /// after a change to a chore, after reminders fire, and when asked (`announceNextDue`).
+    public func whenNextDueChanges(_ listener: @escaping @Sendable (Date?) -> Void) {
+        nextDueListener.withLock { $0 = listener }
+    }
+
+    // MARK: The door
+
+    /// Runs `command` in the next batch. After the batch commits, its events go to the sinks (with
+    /// `origin`) and then `done` gets the outcome, both on the writer thread.
+    public func run(_ command: any WorkspaceCommand, origin: AnyObject? = nil, done: @escaping @Sendable (Outcome) -> Void) {
+        enqueue(.command(command, origin: origin, done: done))
+    }
+
+    public func run(_ command: any WorkspaceCommand) async -> Outcome {
+        await withCheckedContinuation { continuation in
+            run(command) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// A write the transport makes for itself (a chat line, a membership, a queued event), in
+    /// order with every other change and in the next batch's transaction. A failure is logged and
+    /// takes back only this write.
+    public func write(_ what: String, _ work: @escaping @Sendable (any ChorusStorage) throws -> Void) {
+        enqueue(.write(what, work))
+    }
+
+    /// Work that must see every change queued before it and come before every change queued after
+    /// it (a room's history for a newcomer, the lines held for someone who logs in). It runs on the
+    /// store itself, after the batch before it has committed; `done` gets the result on the writer.
+    public func afterWrites<T>(_ work: @escaping @Sendable (any ChorusStorage) throws -> T,
+                               done: @escaping @Sendable (Result<T, Error>) -> Void) {
+        enqueue(.read { store in done(Result { try work(store) }) })
+    }
+
+    public func afterWrites<T: Sendable>(_ work: @escaping @Sendable (any ChorusStorage) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            afterWrites(work) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Returns once everything queued so far is written (at shutdown).
+    public func waitUntilWritten() {
+        writer.sync {}
+    }
+
+    // MARK: Things that come due
+
+    /// Fires every reminder that is due now, as a change nobody typed, then tells the listener
+    /// when the next one is; `done` follows, on the writer.
+    public func fireDue(done: @escaping @Sendable () -> Void = {}) {
+        run(FireReminders(interval: settings.reminderInterval)) { [self] outcome in
+            if outcome.refused { logger.error("\(outcome.replies.joined(separator: " "))") }
+            announceNextDueNow()
+            done()
+        }
+    }
+
+    /// Tells the listener when the next thing comes due, once the changes queued so far are in.
+    public func announceNextDue() {
+        enqueue(.read { [self] _ in announceNextDueNow() })
+    }
+
+    private func announceNextDueNow() {
+        guard let listener = nextDueListener.withLock({ $0 }) else { return }
+        do {
+            listener(try Boards(store: store, timeZone: settings.timeZone, now: now).nextDue(remindEvery: settings.reminderInterval))
+        } catch {
+            logger.error("could not read what comes due next: \(error)")
+        }
+    }
+
+    // MARK: The writer
+
+    private func enqueue(_ work: Work) {
+        let start = queue.withLock { queue in
+            queue.work.append(work)
+            defer { queue.draining = true }
+            return !queue.draining
+        }
+        if start { writer.async { self.drain() } }
+    }
+
+    /// Runs until nothing waits: each turn takes everything queued, commits the changes between two
+    /// reads as one batch, and runs each read after the batch before it.
+    private func drain() {
+        while true {
+            let work = queue.withLock { queue in
+                defer { queue.work.removeAll(keepingCapacity: true) }
+                if queue.work.isEmpty { queue.draining = false }
+                return queue.work
+            }
+            if work.isEmpty { return }
+            var batch: [Work] = []
+            for item in work {
+                if case .read(let read) = item {
+                    commit(batch)
+                    batch.removeAll()
+                    read(store)
+                } else {
+                    batch.append(item)
+                }
+            }
+            commit(batch)
+        }
+    }
+
+    /// One transaction for the batch; then, in order, each command's deliveries and outcome.
+    private func commit(_ batch: [Work]) {
+        guard !batch.isEmpty else { return }
+        var results: [(index: Int, outcome: Outcome, deliveries: [Delivery])] = []
+        do {
+            try store.transaction(cache: cache) { tx in
+                let boards = Boards(store: tx, timeZone: settings.timeZone, now: now)
+                for (index, item) in batch.enumerated() {
+                    switch item {
+                    case .write(let what, let work):
+                        try tx.savepoint {
+                            do { try work(tx); return true } catch {
+                                logger.error("could not save \(what): \(error)")
+                                return false
+                            }
+                        }
+                    case .command(let command, _, _):
+                        var outcome = Outcome.notCommitted
+                        var deliveries: [Delivery] = []
+                        try tx.savepoint {
+                            outcome = command.run(on: boards)
+                            guard !outcome.refused else { return false }
+                            do {
+                                deliveries = try plan(outcome, tx)
+                                return true
+                            } catch {
+                                logger.error("could not store a command's events: \(error)")
+                                outcome = .notCommitted
+                                return false
+                            }
+                        }
+                        results.append((index, outcome, deliveries))
+                    case .read:
+                        preconditionFailure("reads run between batches")
+                    }
+                }
+            }
+        } catch {
+            // Nothing of the batch was committed: the transport's own writes are tried again one by
+            // one, and the commands' askers are told nothing changed.
+            logger.error("a batch of \(batch.count) changes failed: \(error)")
+            results = []
+            for (index, item) in batch.enumerated() {
+                switch item {
+                case .write(let what, let work):
+                    do { try store.transaction(cache: cache) { try work($0) } } catch {
+                        logger.error("could not save \(what): \(error)")
+                    }
+                case .command:
+                    results.append((index, .notCommitted, []))
+                case .read:
+                    break
+                }
+            }
+        }
+        let sinks = self.sinks.withLock { $0 }
+        var dueMayHaveChanged = false
+        for (index, outcome, deliveries) in results {
+            guard case .command(let command, let origin, let done) = batch[index] else { continue }
+            if !deliveries.isEmpty {
+                for sink in sinks { sink.publish(deliveries, origin: origin) }
+            }
+            done(outcome)
+            if !(command is FireReminders), outcome.events.contains(where: \.changesWhatComesDue) { dueMayHaveChanged = true }
+        }
+        if dueMayHaveChanged { announceNextDueNow() }
+    }
+
+    /// Decides, once, how each event of a command reaches people, and stores each room line in the
+    /// command's own transaction, so a line people read in history was committed with its event.
+    private func plan(_ outcome: Outcome, _ tx: any ChorusStorage) throws -> [Delivery] {
+        var lines: [HistoryEntry] = []
+        let deliveries = try outcome.events.map { event -> Delivery in
+            let audience = Audience(event)
+            var roomLine: HistoryEntry?
+            if let room = event.room, !event.isDirectOnly, let name = try tx.roomName(room) {
+                let words = wording.roomLine(event, roomName: name)
+                let t = now()
+                let line = HistoryEntry(conversation: Account.key(room), msgid: ids.next(at: t), time: t, command: "NOTICE",
+                                        source: settings.serviceSource, account: settings.serviceNick, target: name,
+                                        text: words.text, clientTags: words.clientTags,
+                                        audience: event.audience.map { $0.map(Account.key) })
+                lines.append(line)
+                roomLine = line
+            }
+            // A personal job's event has no room to be heard in: its actor is told directly.
+            let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
+            var seen = Set<String>()
+            let direct = told.map(Account.key).filter { seen.insert($0).inserted }
+            return Delivery(event: event, audience: audience, roomLine: roomLine, direct: direct, actorTimeZone: outcome.timeZone)
+        }
+        if !lines.isEmpty { try tx.appendHistory(lines) }
+        return deliveries
+    }
+}
+
+/// The reminders due now, as a command: they are changes (a chore remembers it reminded) with
+/// events, and go through the same door and sinks as anything typed.
+struct FireReminders: WorkspaceCommand {
+    let interval: TimeInterval
+
+    func run(on boards: Boards) -> Outcome {
+        do {
+            return Outcome(events: try boards.chores.fireReminders(every: interval))
+        } catch {
+            return .refusal("could not fire reminders: \(error)")
+        }
+    }
+}
+
+extension Event {
+    /// Whether the event may move what comes due next (a chore's turn or schedule).
+    var changesWhatComesDue: Bool { type.hasPrefix("chore.") || type.hasPrefix("turn.") || type.hasPrefix("member.") }
+}

@@ -1,0 +1,204 @@
+import ChorusCore
+import ChorusStore
+import ChorusWorkspace
+import Foundation
+import Synchronization
+import XCTest
+
+/// The Workspace in-process, on a real SQLite file and without sockets: commands through the one
+/// door, group commit, refusals taken back, events planned once and handed to a sink, what comes due.
+final class WorkspaceTests: XCTestCase {
+    var directory: URL!
+    var store: SQLiteStore!
+    var workspace: Workspace!
+    let sink = RecordingSink()
+    let t0 = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
+
+    /// Keeps what it is given, in order: the sink a browser or another process will be.
+    final class RecordingSink: EventSink, @unchecked Sendable {
+        private let published = Mutex<[(deliveries: [Delivery], origin: AnyObject?)]>([])
+        func publish(_ deliveries: [Delivery], origin: AnyObject?) {
+            published.withLock { $0.append((deliveries, origin)) }
+        }
+        var all: [(deliveries: [Delivery], origin: AnyObject?)] { published.withLock { $0 } }
+    }
+
+    struct Words: EventWording {
+        func roomLine(_ event: Event, roomName: String) -> (text: String, clientTags: String) {
+            ("\(event.actor) \(event.type) in \(roomName)", "chorus/event=\(event.type)")
+        }
+    }
+
+    /// A change typed by `actor`: what the bot's parsing would produce, without the parsing.
+    struct Change: WorkspaceCommand {
+        let body: @Sendable (Boards) throws -> Outcome
+        func run(on boards: Boards) -> Outcome {
+            do { return try body(boards) } catch { return .refusal("\(error)") }
+        }
+    }
+
+    final class Origin {}
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-ws-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        store = try SQLiteStore(path: directory.appendingPathComponent("chorus.sqlite").path)
+        let t0 = self.t0
+        workspace = Workspace(store: store, settings: .init(timeZone: TimeZone(identifier: "UTC")!, reminderInterval: 3600,
+                                                            serviceNick: "Chorus", serviceSource: "Chorus!bot@test"),
+                              wording: Words(), now: { t0 })
+        workspace.add(sink)
+        for name in ["ann", "ben", "cat"] { _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: t0)) }
+        try store.saveRoom(Room(name: "#Flat", createdAt: t0))
+        try store.saveMembership(Membership(room: "#flat", account: "ann", role: .manager, since: t0))
+        try store.saveMembership(Membership(room: "#flat", account: "ben", role: .member, since: t0))
+        try store.saveMembership(Membership(room: "#flat", account: "cat", role: .member, since: t0))
+    }
+
+    override func tearDownWithError() throws {
+        workspace.waitUntilWritten()
+        store.close()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    func run(_ body: @escaping @Sendable (Boards) throws -> Outcome, origin: AnyObject? = nil) -> Outcome {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Outcome?>(nil)
+        workspace.run(Change(body: body), origin: origin) { outcome in
+            result.withLock { $0 = outcome }
+            done.signal()
+        }
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    func testACommandsEventIsStoredWithItsRoomLineAndPlannedOnce() throws {
+        let origin = Origin()
+        let outcome = run({ boards in
+            let change = try boards.jobs.add(title: "Fix the sink", assignee: "ben", in: "#flat", by: "ann")
+            return Outcome(replies: ["made it"], events: change.events)
+        }, origin: origin)
+        XCTAssertEqual(outcome.replies, ["made it"])
+        XCTAssertFalse(outcome.refused)
+
+        let published = sink.all
+        XCTAssertEqual(published.count, 1)
+        XCTAssertTrue(published[0].origin === origin, "the sink learns which request the events answer")
+        let delivery = try XCTUnwrap(published[0].deliveries.first)
+        XCTAssertEqual(delivery.event.type, EventType.jobCreated)
+        XCTAssertEqual(delivery.direct, ["ben"], "the assignee is told directly; the actor is not")
+        let line = try XCTUnwrap(delivery.roomLine)
+        XCTAssertEqual(line.text, "ann job.created in #Flat", "the room line names the room as it was made")
+        XCTAssertEqual(line.target, "#Flat")
+        XCTAssertEqual(line.source, "Chorus!bot@test")
+        XCTAssertTrue(delivery.reaches(account: "cat", isManager: false), "an open room: every member")
+
+        // The room line was committed with the event: it is in the history already.
+        let history = try store.history(of: "#flat", .latest(after: nil, limit: 10))
+        XCTAssertEqual(history.map(\.msgid), [line.msgid])
+        XCTAssertEqual(history.first?.clientTags, "chorus/event=job.created")
+        XCTAssertEqual(try store.events(of: 1, limit: 10).map(\.type), [EventType.jobCreated])
+    }
+
+    /// In a room whose jobs are seen only by those involved, the plan says so, and the stored line
+    /// carries the same audience, so history and the live line agree.
+    func testAHiddenJobsAudienceIsDecidedOnce() throws {
+        _ = run { boards in
+            Outcome(events: [try boards.jobs.updateSettings(of: "#flat", by: "ann") { $0.visibility = .own; return "visibility own" }])
+        }
+        _ = run { boards in
+            Outcome(events: try boards.jobs.add(title: "Secret raise for ben", assignee: "ben", in: "#flat", by: "ann").events)
+        }
+        let delivery = try XCTUnwrap(sink.all.last?.deliveries.first)
+        XCTAssertTrue(delivery.reaches(account: "ben", isManager: false))
+        XCTAssertTrue(delivery.reaches(account: "ann", isManager: true))
+        XCTAssertFalse(delivery.reaches(account: "cat", isManager: false), "cat is not involved")
+        XCTAssertFalse(delivery.reaches(account: nil, isManager: false), "nor is a guest")
+        let catReads = try store.history(of: "#flat", .latest(after: nil, limit: 10), reader: .member("cat")).map(\.text)
+        let benReads = try store.history(of: "#flat", .latest(after: nil, limit: 10), reader: .member("ben")).map(\.text)
+        XCTAssertFalse(catReads.contains { $0.contains("job.created") }, "\(catReads)")
+        XCTAssertTrue(benReads.contains { $0.contains("job.created") }, "\(benReads)")
+    }
+
+    /// Commands waiting while the writer is busy share one transaction (they see one handle), and a
+    /// refused one takes back only its own writes; its events are never announced.
+    func testWaitingCommandsShareOneTransactionAndARefusalIsTakenBackAlone() throws {
+        let gate = DispatchSemaphore(value: 0)
+        workspace.afterWrites({ _ in gate.wait() }, done: { _ in })  // holds the writer
+        let handles = Mutex<[ObjectIdentifier]>([])
+        let outcomes = Mutex<[Int: Outcome]>([:])
+        let finished = DispatchGroup()
+        for i in 0..<3 {
+            finished.enter()
+            workspace.run(Change { boards in
+                handles.withLock { $0.append(ObjectIdentifier(boards.store as AnyObject)) }
+                let change = try boards.jobs.add(title: "job \(i)", in: "#flat", by: "ann")
+                if i == 1 { return .refusal("no, after writing") }
+                return Outcome(events: change.events)
+            }) { outcome in
+                outcomes.withLock { $0[i] = outcome }
+                finished.leave()
+            }
+        }
+        gate.signal()
+        finished.wait()
+        let seen = handles.withLock { $0 }
+        XCTAssertEqual(seen.count, 3)
+        XCTAssertEqual(Set(seen).count, 1, "one transaction for the three")
+        XCTAssertEqual(outcomes.withLock { $0[1]?.refused }, true)
+        var inFlat = JobFilter()
+        inFlat.rooms = ["#flat"]
+        XCTAssertEqual(try store.jobs(inFlat).map(\.title).sorted(), ["job 0", "job 2"])
+        let announced = sink.all.flatMap(\.deliveries).map { $0.event.data["title"] ?? "" }
+        XCTAssertEqual(announced, ["job 0", "job 2"], "the refused command's event is not announced")
+        XCTAssertEqual(try store.history(of: "#flat", .latest(after: nil, limit: 10)).count, 2, "nor its room line stored")
+    }
+
+    /// The transport's own writes go through the same door, in order: a read queued after them sees them.
+    func testWritesAndReadsKeepTheirOrder() async throws {
+        let t0 = self.t0
+        for i in 0..<5 {
+            workspace.write("line \(i)") { tx in
+                try tx.appendHistory([HistoryEntry(conversation: "#flat", msgid: "m\(i)", time: t0, command: "PRIVMSG",
+                                                   source: "ann!a@h", account: "ann", target: "#flat", text: "line \(i)")])
+            }
+        }
+        // A write that fails takes back only itself.
+        workspace.write("a duplicate") { tx in
+            try tx.appendHistory([HistoryEntry(conversation: "#flat", msgid: "m0", time: t0, command: "PRIVMSG",
+                                               source: "ann!a@h", account: "ann", target: "#flat", text: "again")])
+        }
+        let texts = try await workspace.afterWrites { try $0.history(of: "#flat", .latest(after: nil, limit: 10)).map(\.text) }
+        XCTAssertEqual(texts, (0..<5).map { "line \($0)" })
+    }
+
+    /// Core answers what comes due next; the Workspace tells its listener after a change to a
+    /// chore, and a reminder that fires goes to the sink as a direct line only.
+    func testWhatComesDueNextAndTheReminderThatFires() throws {
+        let nextDue = Mutex<[Date?]>([])
+        let told = DispatchSemaphore(value: 0)
+        workspace.whenNextDueChanges { date in
+            nextDue.withLock { $0.append(date) }
+            told.signal()
+        }
+        workspace.announceNextDue()
+        XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(nextDue.withLock { $0.last }, .some(nil), "nothing is due in a new workspace")
+
+        _ = run { boards in
+            let (_, events) = try boards.chores.add(name: "dishes", frequency: .days(1), hour: 9, minute: 0, from: nil,
+                                                    among: ["ben", "cat"], in: "#flat", by: "ann")
+            return Outcome(events: events)
+        }
+        XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
+        let due = ISO8601DateFormatter().date(from: "2026-11-24T09:00:00Z")!
+        XCTAssertEqual(nextDue.withLock { $0.last }, .some(due), "the chore's first turn")
+
+        // The clock says 09:00 on the 23rd: nothing is due yet, and nothing is published.
+        let before = sink.all.count
+        let fired = DispatchSemaphore(value: 0)
+        workspace.fireDue { fired.signal() }
+        XCTAssertEqual(fired.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(sink.all.count, before)
+    }
+}
