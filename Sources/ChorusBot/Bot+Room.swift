@@ -67,7 +67,6 @@ extension Bot {
         case "set":
             let key = try args.word("setting", usage: usage).lowercased()
             let value = try args.word("value", usage: usage).lowercased()
-            var effects: [Outcome.Effect] = []
             let event: Event
             switch (key, value) {
             case ("visibility", "all"), ("visibility", "own"):
@@ -76,11 +75,10 @@ extension Bot {
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.creators = .init(rawValue: value)!; return "creators \(value)" }
             case ("echo", "on"), ("echo", "off"):
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.echoCommands = value == "on"; return "echo \(value)" }
-                effects.append(.setEchoCommands(room: room.key, value == "on"))
             default:
                 throw UsageError("Usage: \(usage)")
             }
-            return Outcome(events: [event], effects: effects)
+            return Outcome(events: [event], effects: [.roomSettings(room: room.key, try board.settings(of: room.key))])
         case "close", "delete":
             guard try board.store.role(of: inv.account, in: room.key) == .manager else {
                 throw JobError.notAllowed("Only the room's managers can close it")

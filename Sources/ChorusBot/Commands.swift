@@ -29,7 +29,7 @@ extension Bot {
         BotCommand(name: "help", aliases: ["commands"], syntax: ["!help [command]"],
                    summary: "List the commands you may use here, or show one command's syntax and an example.",
                    example: "!help assign", audience: .anyone, run: { try $0.help($1, &$2) }),
-        BotCommand(name: "job", aliases: ["add"], syntax: ["!job add <title> [@assignee] [due <when>] [-- <description>]"],
+        BotCommand(name: "job", aliases: [], syntax: ["!job add <title> [@assignee] [due <when>] [-- <description>]"],
                    summary: "Create a job in this room (or on your personal list, in private). <when>: tomorrow 17:00, fri, in 3d, 2026-12-01.",
                    example: "!job add Fix the sink @bob due fri -- it leaks under the counter", audience: .member,
                    run: { try $0.addJob($1, &$2) }),
@@ -67,10 +67,10 @@ extension Bot {
         BotCommand(name: "show", aliases: [], syntax: ["!show <id>"],
                    summary: "Everything about a job: status, people, due time, description, checklist, photos.",
                    example: "!show 1", audience: .member, run: { try $0.show($1, &$2) }),
-        BotCommand(name: "activity", aliases: ["log"], syntax: ["!activity <id>"],
+        BotCommand(name: "activity", aliases: [], syntax: ["!activity <id>"],
                    summary: "A job's history: every change, who made it and when, newest first.",
                    example: "!activity 1", audience: .member, run: { try $0.activity($1, &$2) }),
-        BotCommand(name: "jobs", aliases: ["list"],
+        BotCommand(name: "jobs", aliases: [],
                    syntax: ["!jobs [#room] [status:<s>[,<s>]] [assignee:<nick>|mine] [due:<when>|overdue] [created:<when>] [page:<n>] [text]"],
                    summary: "List jobs, newest first, 10 a page. Statuses: created, assigned, in-progress, completed, cancelled, open.",
                    example: "!jobs status:open assignee:bob", audience: .member, run: { try $0.jobs($1, &$2) }),
@@ -152,12 +152,23 @@ extension Bot {
                    example: "!room set visibility own", audience: .member, run: { try $0.room($1, &$2) }),
     ]
 
+    /// Every name and alias → its command. A word that named two commands would quietly reach only
+    /// one of them (`!list` was both the shared lists and an alias of `!jobs`): the tests check
+    /// that `clashes` is empty.
     static let byName: [String: BotCommand] = {
         var map: [String: BotCommand] = [:]
         for c in commands {
-            map[c.name] = c
-            for a in c.aliases { map[a] = c }
+            for word in [c.name] + c.aliases where map[word] == nil { map[word] = c }
         }
         return map
     }()
+
+    /// Words that name more than one command (as a name or an alias), with the commands they name.
+    public static var clashes: [String: [String]] {
+        var named: [String: [String]] = [:]
+        for c in commands {
+            for word in [c.name] + c.aliases { named[word, default: []].append(c.name) }
+        }
+        return named.filter { $0.value.count > 1 }
+    }
 }

@@ -199,8 +199,14 @@ public struct JobBoard: Sendable {
             try requireManager(role, job, "cancel jobs")
             guard from.isOpen else { throw JobError.illegalMove(id, from: from, to: target, why: "it is already \(from.rawValue)") }
         case .created, .assigned:  // reopen
-            guard role == .manager || mine else {
-                throw JobError.notAllowed("Only its assignee or a manager can reopen job \(id)")
+            // Cancelling was a manager's decision, so only a manager takes it back; the assignee
+            // may reopen what they completed.
+            if from == .cancelled {
+                guard role == .manager else { throw JobError.notAllowed("Job \(id) was cancelled by a manager; only a manager can reopen it") }
+            } else {
+                guard role == .manager || mine else {
+                    throw JobError.notAllowed("Only its assignee or a manager can reopen job \(id)")
+                }
             }
             guard !from.isOpen else { throw JobError.illegalMove(id, from: from, to: target, why: "it is still open") }
         }

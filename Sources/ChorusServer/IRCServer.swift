@@ -125,7 +125,7 @@ public final class IRCServer: @unchecked Sendable {
             self.accountKeys = Set(keys)
             for (room, s) in zip(storedRooms, settings) {
                 let live = LiveRoom(room: room)
-                live.echoCommands = s.echoCommands
+                live.apply(s)
                 self.rooms[room.key] = live
             }
             for m in memberships { self.rooms[m.room]?.memberships[m.account] = m }

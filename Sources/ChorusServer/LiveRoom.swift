@@ -13,7 +13,9 @@ final class LiveRoom {
     /// Nicks invited since the last time they could not join (folded), for +i rooms.
     var invitedNicks: Set<String> = []
     /// Whether `!command` lines are relayed to the room (room setting `echo`).
-    var echoCommands = true
+    private(set) var echoCommands = true
+    /// Whether members see only the jobs that involve them (room setting `visibility own`).
+    private(set) var jobsHidden = false
     /// False while a room has no stored lines: joining it then needs no history read.
     var hasHistory = true
 
@@ -25,6 +27,12 @@ final class LiveRoom {
 
     init(room: Room) {
         self.room = room
+    }
+
+    /// Keeps what the relay needs of the room's settings.
+    func apply(_ settings: RoomSettings) {
+        echoCommands = settings.echoCommands
+        jobsHidden = settings.visibility == .own
     }
 
     var name: String { room.name }

@@ -36,7 +36,8 @@ public protocol WorkspaceCommand: Sendable {
 public struct Outcome: Sendable {
     public enum Effect: Sendable, Equatable {
         case closeRoom(String)
-        case setEchoCommands(room: String, Bool)
+        /// The room's settings as they are now (the transport keeps what it needs of them).
+        case roomSettings(room: String, RoomSettings)
         /// Connections logged in with this token are closed.
         case revokeToken(Int64)
     }

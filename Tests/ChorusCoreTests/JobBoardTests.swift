@@ -50,6 +50,19 @@ final class JobBoardTests: XCTestCase {
         XCTAssertEqual(log.first?.data["to"], "cancelled", "newest first")
     }
 
+    /// Cancelling is a manager's decision: the assignee cannot undo it, though they may reopen what they completed.
+    func testOnlyAManagerReopensACancelledJob() throws {
+        let id = try board.add(title: "Paint the door", assignee: "mel", in: "#shop", by: "mona").job!.id
+        _ = try board.move(id, to: .completed, by: "mel")
+        XCTAssertEqual(try board.move(id, to: .assigned, by: "mel").job?.status, .assigned, "the assignee reopens their own work")
+        _ = try board.move(id, to: .cancelled, reason: "no paint", by: "mona")
+        XCTAssertThrowsError(try board.move(id, to: .assigned, by: "mel")) {
+            XCTAssertEqual($0 as? JobError, .notAllowed("Job \(id) was cancelled by a manager; only a manager can reopen it"))
+        }
+        XCTAssertEqual(try store.job(id)?.status, .cancelled)
+        XCTAssertEqual(try board.move(id, to: .assigned, by: "mona").job?.status, .assigned)
+    }
+
     func testPermissions() throws {
         let id = try board.add(title: "Count till", in: "#shop", by: "mona").job!.id
         XCTAssertThrowsError(try board.assign(id, to: "mel", by: "max")) { XCTAssertEqual($0 as? JobError, .notAllowed("Only managers assign jobs")) }

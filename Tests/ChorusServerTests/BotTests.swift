@@ -122,6 +122,33 @@ final class BotTests: XCTestCase {
         XCTAssertFalse(replay.contains { $0.contains("Public") }, "replay: \(replay)")
     }
 
+    /// Where members see only their own jobs, the line that made a hidden job must not show its
+    /// title to them either: command lines reach only the managers, live and in history.
+    func testVisibilityOwnKeepsCommandLinesFromMembers() throws {
+        let mona = try login("mona"), mel = try login("mel"), max = try login("max")
+        try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")
+        mona.send("PRIVMSG #shop :!room set visibility own")
+        try max.expect(command: "NOTICE", "#shop")
+        try mel.expect(command: "NOTICE", "#shop")
+        mona.send("PRIVMSG #shop :!job add Secret raise for mel @mel")
+        mona.send("PRIVMSG #shop :plain words")
+        let maxSaw = try max.collect(until: { $0.params.last == "plain words" })
+        XCTAssertFalse(maxSaw.contains { $0.params.last?.contains("Secret") == true }, "\(maxSaw.map(\.params))")
+        let melSaw = try mel.collect(until: { $0.params.last == "plain words" })
+        XCTAssertEqual(melSaw.filter { $0.params.last?.contains("Secret") == true }.map(\.command), ["NOTICE"],
+                       "mel reads the event about her job, not the command line")
+
+        func linesInHistory(_ nick: String) throws -> [String] {
+            let c = try server.connect()
+            try c.register(nick + "_", caps: ["draft/chathistory", "batch"], sasl: (nick, "\(nick)-password"))
+            c.send("CHATHISTORY LATEST #shop * 50")
+            let page = try c.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+            return page.filter { $0.command == "PRIVMSG" }.compactMap { $0.params.last }
+        }
+        XCTAssertEqual(try linesInHistory("max"), ["!room set visibility own", "plain words"], "typed while the room was open")
+        XCTAssertEqual(try linesInHistory("mona"), ["!room set visibility own", "!job add Secret raise for mel @mel", "plain words"])
+    }
+
     func testApprovingAReassignmentHandsTheJobOnAndARefusalChangesNothing() throws {
         let mona = try login("mona"), mel = try login("mel"), max = try login("max", caps: ["message-tags"])
         try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")

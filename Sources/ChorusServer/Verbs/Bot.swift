@@ -34,8 +34,9 @@ extension IRCServer {
         // Lines said before the command are stored before it, in its batch.
         flushHistory()
         reply.suspendForCommand()
+        let asker = NIOLoopBound(reply, eventLoop: loop)
         workspace.run(BotLine(text, invocation, newSecret: newSecret), origin: reply) { outcome in
-            self.loop.execute { self.finish(outcome, reply: reply) }
+            self.loop.execute { self.finish(outcome, reply: asker.value) }
         }
     }
 
@@ -48,7 +49,7 @@ extension IRCServer {
         for effect in outcome.effects {
             switch effect {
             case .closeRoom(let key): closeRoom(key, by: reply.client)
-            case .setEchoCommands(let key, let on): rooms[key]?.echoCommands = on
+            case .roomSettings(let key, let settings): rooms[key]?.apply(settings)
             case .revokeToken(let id):
                 let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { clients[$0] }
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }

@@ -64,17 +64,23 @@ extension IRCServer {
                 }
                 let isCommand = command == "PRIVMSG" && statusFilter == nil && Bot.isCommand(text)
                 let relayed = !isCommand || room.echoCommands
+                // Where members see only their own jobs, a command line may name what the rules
+                // hide from them (`!job add Secret raise for carol @carol`): only managers read it.
+                let managersOnly = isCommand && room.jobsHidden
                 broadcast(out, to: room.members, except: echo ? nil : client, reply: reply, only: { member in
                     guard recipients(member), relayed || member === client else { return false }
+                    if managersOnly && member !== client && !room.isOp(member) { return false }
                     guard let statusFilter else { return true }
                     return member === client || !(room.status(of: member) ?? []).isDisjoint(with: statusFilter)
                 })
-                if isCommand { runCommand(text, in: room, reply: reply) }
+                // Stored before the command runs, so the line comes before what it made happen.
                 if !isTagMsg && statusFilter == nil && relayed {
                     record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
                                         account: client.accountName, target: room.name, text: text,
-                                        clientTags: Message.serializedTags(clientTags)))
+                                        clientTags: Message.serializedTags(clientTags),
+                                        audience: managersOnly ? [client.account?.key ?? ""] : nil))
                 }
+                if isCommand { runCommand(text, in: room, reply: reply) }
             } else if target.hasPrefix("$") {
                 // $* : a server-wide notice from an operator.
                 guard client.isOper else {
