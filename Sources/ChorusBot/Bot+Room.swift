@@ -55,7 +55,7 @@ extension Bot {
     }
 
     func room(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!room | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room close"
+        let usage = "!room | !room add <account> | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room close"
         let room = try self.room(inv, &args, required: true)!
         guard let sub = args.next()?.lowercased() else {
             let s = try board.settings(of: room.key)
@@ -79,6 +79,11 @@ extension Bot {
                 throw UsageError("Usage: \(usage)")
             }
             return Outcome(events: [event], effects: [.roomSettings(room: room.key, try board.settings(of: room.key))])
+        case "add":
+            let who = try args.word("account", usage: usage)
+            let name = who.hasPrefix("@") ? String(who.dropFirst()) : who
+            let (membership, event) = try rooms.add(inv.onlineAccounts[Account.key(name)] ?? name, to: room.key, by: inv.account)
+            return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
         case "close", "delete":
             guard try board.store.role(of: inv.account, in: room.key) == .manager else {
                 throw JobError.notAllowed("Only the room's managers can close it")

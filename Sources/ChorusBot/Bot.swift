@@ -25,20 +25,17 @@ public struct BotLine: WorkspaceCommand {
 public struct Bot: Sendable {
     public let board: JobBoard
     public let chores: ChoreBoard
+    public let rooms: RoomBoard
     public let accounts: any Store
     /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
     let newSecret: @Sendable () -> String
 
     /// The interpreter for one transaction's boards.
     public init(boards: Boards, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
-        self.init(board: boards.jobs, chores: boards.chores, accounts: boards.store, newSecret: newSecret)
-    }
-
-    public init(board: JobBoard, chores: ChoreBoard, accounts: any Store,
-                newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
-        self.board = board
-        self.chores = chores
-        self.accounts = accounts
+        self.board = boards.jobs
+        self.chores = boards.chores
+        self.rooms = boards.rooms
+        self.accounts = boards.store
         self.newSecret = newSecret
     }
 

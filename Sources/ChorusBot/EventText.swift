@@ -34,6 +34,7 @@ public struct EventText: Sendable {
         case EventType.jobAssigned:
             return "\(e.actor) assigned \(itJob) to \(d["assignee"] ?? "?")" + (d["previous"].map { " (was \($0))" } ?? "")
         case EventType.jobUnassigned:
+            if let reason = d["reason"] { return "\(itJob.prefix(1).uppercased() + itJob.dropFirst()) is unassigned: \(reason)" }
             return "\(e.actor) unassigned \(itJob)" + (d["previous"].map { " (was \($0))" } ?? "")
         case EventType.jobStatus:
             let verb: String
@@ -107,6 +108,11 @@ public struct EventText: Sendable {
             return "\(e.actor) ticked \(d["item"] ?? "?") on the \(d["list"] ?? "?") list"
         case EventType.listItemRemoved:
             return "\(e.actor) removed \(d["item"] ?? "?") from the \(d["list"] ?? "?") list"
+        case EventType.memberAdded:
+            return "\(e.actor) added \(d["member"] ?? "?") to \(e.room.map(roomName) ?? "the room")"
+        case EventType.choreLeft:
+            return "\(d["member"] ?? "?") is out of the \(d["chore"] ?? "?") rotation: " +
+                ((d["rotation"] ?? "").isEmpty ? "nobody is left in it" : (d["rotation"] ?? "").split(separator: " ").joined(separator: " → "))
         case EventType.roomSettings:
             return "\(e.actor) set \(d["setting"] ?? "a setting") in \(e.room.map(roomName) ?? "the room")"
         default:

@@ -211,6 +211,35 @@ public struct ChoreBoard: Sendable {
         ])
     }
 
+    /// Someone left the room: they are out of its rotations, and a turn of theirs passes to the next
+    /// person who is not away. Without this the chore stuck on them, and they went on being reminded.
+    public func removeFromRotations(_ account: String, in room: String, by actor: String) throws -> [Event] {
+        var events: [Event] = []
+        for var chore in try store.chores(in: room) {
+            guard let i = chore.rotation.firstIndex(where: { Account.key($0) == Account.key(account) }) else { continue }
+            let wasTheirs = i == chore.current % chore.rotation.count
+            chore.rotation.remove(at: i)
+            if i < chore.current { chore.current -= 1 }
+            chore.current = chore.rotation.isEmpty ? 0 : chore.current % chore.rotation.count
+            if [chore.swapFrom, chore.swapTo].contains(where: { $0.map(Account.key) == Account.key(account) }) {
+                chore.swapFrom = nil
+                chore.swapTo = nil
+            }
+            var batch = [event(EventType.choreLeft, chore, actor, ["member": account, "rotation": chore.rotation.joined(separator: " ")])]
+            if wasTheirs && !chore.rotation.isEmpty {
+                // The person after them now stands at `current`; pass over anyone away.
+                let n = chore.rotation.count
+                chore.current = try nextPresent(after: (chore.current + n - 1) % n, in: chore)
+                chore.turnSince = now()
+                chore.lastReminder = nil
+                chore.roomToldOverdue = false
+                batch.append(try started(chore, actor))
+            }
+            events += try store.updateChore(chore, events: batch)
+        }
+        return events
+    }
+
     /// Offers to swap places in a chore's rotation with `other`, who accepts or declines.
     public func askSwap(_ name: String, with other: String, in room: String, by actor: String) throws -> Event {
         _ = try role(actor, room)

@@ -66,6 +66,9 @@ public enum EventType {
     public static let listItemAdded = "list.item.added"
     public static let listItemDone = "list.item.done"
     public static let listItemRemoved = "list.item.removed"
+    public static let memberAdded = "member.added"
+    /// Someone who left the room is out of a chore's rotation.
+    public static let choreLeft = "chore.left"
 }
 
 /// Who in a room may see an event: the one rule, used for the room's line, its stored history row

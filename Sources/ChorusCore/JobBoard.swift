@@ -330,6 +330,24 @@ public struct JobBoard: Sendable {
         return role == .manager ? all : all.filter { Account.key($0.by) == Account.key(actor) }
     }
 
+    /// Someone left the room: their open jobs there go back to unassigned, for anyone to take.
+    public func releaseJobs(of account: String, in room: String, by actor: String, reason: String) throws -> [Event] {
+        var filter = JobFilter()
+        filter.rooms = [room]
+        filter.assignee = account
+        filter.statuses = [.created, .assigned, .inProgress]
+        filter.limit = 1000
+        var events: [Event] = []
+        for var job in try store.jobs(filter) {
+            let from = job.status
+            job.assignee = nil
+            job.status = .created
+            let e = event(EventType.jobUnassigned, job, actor, ["previous": account, "from": from.rawValue, "to": "created", "reason": reason])
+            events += try save(job, [e], extraAudience: [account]).events
+        }
+        return events
+    }
+
     // MARK: Room settings
 
     public func settings(of room: String) throws -> RoomSettings {

@@ -47,6 +47,9 @@ public protocol JobStore: Sendable {
     func timeZone(of account: String) throws -> String?
     func setTimeZone(_ identifier: String?, of account: String) throws
 
+    /// Events that go with no other change of this protocol's (a member added to a room).
+    func insertEvents(_ events: [Event]) throws -> [Event]
+
     /// Events for an account that was offline when they happened, oldest first, and forget them.
     func takeQueuedEvents(for account: String) throws -> [Event]
     func queueEvent(_ eventID: Int64, for account: String) throws

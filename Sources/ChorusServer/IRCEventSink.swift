@@ -14,11 +14,12 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
         self.server = server
     }
 
-    func publish(_ deliveries: [Delivery], origin: AnyObject?) {
+    func publish(_ deliveries: [Delivery], effects: [Outcome.Effect], origin: AnyObject?) {
         guard let server else { return }
         server.loop.execute {
             let reply = origin as? Reply
             for delivery in deliveries { server.deliver(delivery, reply: reply) }
+            server.carryOut(effects, askedBy: reply?.client)
         }
     }
 }

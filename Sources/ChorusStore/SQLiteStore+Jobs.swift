@@ -296,6 +296,10 @@ extension SQLiteStore: JobStore {
                    decidedBy: row["decided_by"], at: Millis.date(row["at"]))
     }
 
+    public func insertEvents(_ events: [Event]) throws -> [Event] {
+        try db.write { db in try events.map { try Self.insert($0, db) } }
+    }
+
     static func insert(_ event: Event, _ db: Database) throws -> Event {
         try db.run(sql: """
             INSERT INTO events (type, room, job, actor, data, at, concerns, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?)

@@ -8,13 +8,15 @@ public struct Boards: Sendable {
     public let store: any ChorusStorage
     public let jobs: JobBoard
     public let chores: ChoreBoard
+    public let rooms: RoomBoard
     /// The server's time zone (a person's own, from `!tz`, is theirs to read from the store).
     public let timeZone: TimeZone
 
-    init(store: any ChorusStorage, timeZone: TimeZone, now: @escaping @Sendable () -> Date) {
+    public init(store: any ChorusStorage, timeZone: TimeZone, now: @escaping @Sendable () -> Date) {
         self.store = store
         self.jobs = JobBoard(store: store, now: now)
         self.chores = ChoreBoard(store: store, timeZone: timeZone, now: now)
+        self.rooms = RoomBoard(store: store, jobs: jobs, chores: chores, now: now)
         self.timeZone = timeZone
     }
 
@@ -38,6 +40,8 @@ public struct Outcome: Sendable {
         case closeRoom(String)
         /// The room's settings as they are now (the transport keeps what it needs of them).
         case roomSettings(room: String, RoomSettings)
+        /// An account is now a member of the room (by key).
+        case memberAdded(room: String, account: String)
         /// Connections logged in with this token are closed.
         case revokeToken(Int64)
     }

@@ -22,12 +22,14 @@ public struct Delivery: Sendable {
     }
 }
 
-/// Where committed events go. Called on the Workspace's writer, in commit order, after the commit:
-/// a sink hands the work to its own threads and returns. `origin` is what the command's caller
-/// passed to `Workspace.run` (the IRC side passes the reply of the line that asked), nil for
-/// events nobody asked for (reminders).
+/// Where committed changes go. Called on the Workspace's writer, in commit order, after the commit
+/// and before the asker hears the outcome: a sink hands the work to its own threads and returns.
+/// `effects` are what the change asks of every transport (a room closed, its settings changed),
+/// carried out after the deliveries. `origin` is what the command's caller passed to
+/// `Workspace.run` (the IRC side passes the reply of the line that asked), nil for changes nobody
+/// asked for (reminders).
 public protocol EventSink: AnyObject, Sendable {
-    func publish(_ deliveries: [Delivery], origin: AnyObject?)
+    func publish(_ deliveries: [Delivery], effects: [Outcome.Effect], origin: AnyObject?)
 }
 
 /// The words of an event's room line: the sentence people read and the tags bots read (serialized

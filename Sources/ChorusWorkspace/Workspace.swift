@@ -9,7 +9,8 @@ import Synchronization
 /// Changes run in order on one writer thread. Those waiting when the writer is free share one
 /// transaction (group commit), each command in a savepoint of its own, so a refused command takes
 /// back only itself. Nothing is announced before the commit: then each command's events go to the
-/// event sinks, planned once (`Delivery`), and its outcome to whoever asked.
+/// event sinks, planned once (`Delivery`) with what the change asks of the transports (its effects),
+/// and then its outcome to whoever asked.
 public final class Workspace: @unchecked Sendable {
     public struct Settings: Sendable {
         /// The server's time zone: chores' due times, and times for people who set none.
@@ -237,8 +238,8 @@ public final class Workspace: @unchecked Sendable {
         var dueMayHaveChanged = false
         for (index, outcome, deliveries) in results {
             guard case .command(let command, let origin, let done) = batch[index] else { continue }
-            if !deliveries.isEmpty {
-                for sink in sinks { sink.publish(deliveries, origin: origin) }
+            if !deliveries.isEmpty || !outcome.effects.isEmpty {
+                for sink in sinks { sink.publish(deliveries, effects: outcome.effects, origin: origin) }
             }
             done(outcome)
             if !(command is FireReminders), outcome.events.contains(where: \.changesWhatComesDue) { dueMayHaveChanged = true }

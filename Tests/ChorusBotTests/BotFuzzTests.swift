@@ -1,6 +1,7 @@
 import ChorusBot
 import ChorusCore
 import ChorusStore
+import ChorusWorkspace
 import Foundation
 import Testing
 
@@ -14,8 +15,7 @@ import Testing
         try store.saveRoom(Room(name: "#r", createdAt: t0))
         try store.saveMembership(Membership(room: "#r", account: "ann", role: .manager, since: t0))
         try store.saveMembership(Membership(room: "#r", account: "ben", role: .member, since: t0))
-        let bot = Bot(board: JobBoard(store: store, now: { t0 }),
-                      chores: ChoreBoard(store: store, timeZone: TimeZone(identifier: "UTC")!, now: { t0 }), accounts: store)
+        let bot = Bot(boards: Boards(store: store, timeZone: TimeZone(identifier: "UTC")!, now: { t0 }))
         let verbs = Bot.commands.flatMap { [$0.name] + $0.aliases } + ["", "x", "!"]
         let words = ["add", "done", "rm", "set", "1", "2", "0", "-1", "99999999999999999999", "#r", "#nope", "@ben", "ben", "me",
                      "due", "every", "day", "at", "25:99", "among", "from", "until", "--", ":", "status:open", "page:9223372036854775807",

@@ -149,6 +149,63 @@ final class BotTests: XCTestCase {
         XCTAssertEqual(try linesInHistory("mona"), ["!room set visibility own", "!job add Secret raise for mel @mel", "plain words"])
     }
 
+    /// Leaving a room gives back the work held there: the room hears the turn pass on and the job
+    /// come free, and the leaver, back in the room later, is no longer reminded of it.
+    func testLeavingARoomPassesTheTurnAndFreesTheJobs() throws {
+        let mona = try login("mona"), mel = try login("mel"), max = try login("max")
+        try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")
+        mona.send("PRIVMSG #shop :!chore add sweep every day at 18:00 among mel max")
+        try max.expect("turn started") { $0.params.last?.hasPrefix("It is mel's turn for sweep") == true }
+        mona.send("PRIVMSG #shop :!job add Count the till @mel")
+        try max.expect("created") { $0.params.last?.contains("Count the till") == true }
+        mel.send("PART #shop :bye")
+        try max.expect(command: "PART", "#shop", "bye")
+        try max.expect("out of rotation") { $0.params.last == "mel is out of the sweep rotation: max" }
+        try max.expect("turn passes") { $0.params.last?.hasPrefix("It is max's turn for sweep") == true }
+        try max.expect("job freed") { $0.params.last == "Job 1 “Count the till” is unassigned: mel left #shop" }
+        max.send("PRIVMSG #shop :!start 1")
+        try max.expect("max takes it") { $0.params.last?.contains("max started job 1") == true }
+
+        // A kick does the same, said as the manager's act.
+        mel.send("JOIN #shop")
+        try mel.expect(command: "366")
+        mona.send("PRIVMSG #shop :!chore order sweep max mel")
+        try mona.expect("order") { $0.params.last?.hasPrefix("It is max's turn") == true }
+        mona.send("KICK #shop mel :enough")
+        try max.expect(command: "KICK")
+        try max.expect("out of rotation") { $0.params.last == "mel is out of the sweep rotation: max" }
+        max.send("PRIVMSG #shop :!turn sweep")
+        let turn = try max.expect(command: "NOTICE", "max")
+        XCTAssertTrue(turn.params[1].contains("max"), turn.params[1])
+    }
+
+    /// A manager adds someone who is not connected (INVITE to their account's name, or !room add):
+    /// they are in the room at their next login, and at once if they are connected.
+    func testAManagerAddsAnAccountThatIsNotConnected() throws {
+        let mona = try login("mona")
+        try mona.join("#shop")
+        mona.send("INVITE mel #shop")
+        try mona.expect(command: "341", "mel", "#shop")
+        try mona.expect("told") { $0.params.last == "mona added mel to #shop" }
+        mona.send("INVITE mel #shop")
+        let again = try mona.expect(command: "NOTICE", "mona")
+        XCTAssertTrue(again.params[1].contains("mel is already a member of #shop"), again.params[1])
+        mona.send("INVITE nobody #shop")
+        try mona.expect(command: "401", "nobody")
+
+        let mel = try login("mel")
+        let joined = try mel.expect(command: "JOIN", "#shop")
+        XCTAssertTrue(joined.source?.hasPrefix("mel!") == true)
+        let added = mel.drain(for: 0.3).filter { $0.command == "NOTICE" }.map { $0.params[1] }
+        XCTAssertTrue(added.contains { $0.contains("mona added mel to #shop") }, "told while away: \(added)")
+
+        // Connected: !room add puts every connection of the account in the room at once.
+        let max = try login("max")
+        mona.send("PRIVMSG #shop :!room add max")
+        try max.expect(command: "JOIN", "#shop")
+        try mel.expect("told") { $0.params.last == "mona added max to #shop" }
+    }
+
     func testApprovingAReassignmentHandsTheJobOnAndARefusalChangesNothing() throws {
         let mona = try login("mona"), mel = try login("mel"), max = try login("max", caps: ["message-tags"])
         try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")
@@ -210,9 +267,10 @@ final class BotTests: XCTestCase {
         let mona = try login("mona")
         try mona.join("#shop")
         mona.send("INVITE mel #shop")
-        try mona.expect(command: "401")  // mel is offline: INVITE needs someone online
+        try mona.expect(command: "341", "mel", "#shop")  // mel is not connected: a manager's INVITE makes her a member
         let mel = try login("mel")
-        try mel.join("#shop")
+        try mel.expect(command: "JOIN", "#shop")
+        try mel.expect("told") { $0.command == "NOTICE" && $0.params.last == "mona added mel to #shop" }
         mel.send("QUIT")
         try mona.expect(command: "QUIT")
         mona.send("PRIVMSG #shop :!job add Close the shop @mel due tomorrow 18:00")

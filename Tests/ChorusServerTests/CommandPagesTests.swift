@@ -12,7 +12,8 @@ import XCTest
 /// Session lines: `alice> text` is alice saying `text` in #kitchen; `alice@Chorus> text` is a
 /// private message to the bot; `#kitchen: text` is a notice the room sees (checked as alice, a
 /// manager, sees it, unless written `#kitchen(bob): text`); `bob: text` is a notice to bob alone.
-/// Every session starts on Monday 2026-11-23 09:00 UTC with alice (manager), bob and carol in #kitchen.
+/// Every session starts on Monday 2026-11-23 09:00 UTC with alice (manager), bob and carol in #kitchen,
+/// and an account dave that is neither connected nor a member.
 final class CommandPagesTests: XCTestCase {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Commands")
@@ -67,6 +68,7 @@ final class CommandPagesTests: XCTestCase {
             try c.join("#kitchen")
             clients[nick] = c
         }
+        try server.addAccount("dave", "dave-password")
         for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             let location = "Commands/\(page).md session line \(number + 1): \(line)"
             let arrowFirst = line.range(of: "> ").map { arrow in line.range(of: ": ").map { arrow.lowerBound < $0.lowerBound } ?? true } ?? false

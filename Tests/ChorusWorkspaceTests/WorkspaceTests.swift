@@ -17,7 +17,7 @@ final class WorkspaceTests: XCTestCase {
     /// Keeps what it is given, in order: the sink a browser or another process will be.
     final class RecordingSink: EventSink, @unchecked Sendable {
         private let published = Mutex<[(deliveries: [Delivery], origin: AnyObject?)]>([])
-        func publish(_ deliveries: [Delivery], origin: AnyObject?) {
+        func publish(_ deliveries: [Delivery], effects: [Outcome.Effect], origin: AnyObject?) {
             published.withLock { $0.append((deliveries, origin)) }
         }
         var all: [(deliveries: [Delivery], origin: AnyObject?)] { published.withLock { $0 } }

@@ -40,22 +40,27 @@ extension IRCServer {
         }
     }
 
-    /// The command's batch has committed and its events have gone out (the asker's own copies wait
-    /// in its reply, after the answer): the answer, then what the change asks of the connections.
+    /// The command's batch has committed, and its events and effects have been carried out (the
+    /// asker's own copies of the events wait in its reply, after the answer): the answer.
     private func finish(_ outcome: Outcome, reply: Reply) {
         for line in outcome.replies {
             reply.send(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]))
         }
-        for effect in outcome.effects {
+        reply.commandFinished()
+    }
+
+    /// What a committed change asks of this server's connections.
+    func carryOut(_ effects: [Outcome.Effect], askedBy asker: Client?) {
+        for effect in effects {
             switch effect {
-            case .closeRoom(let key): closeRoom(key, by: reply.client)
+            case .closeRoom(let key): closeRoom(key, by: asker?.nick ?? config.serviceNick)
             case .roomSettings(let key, let settings): rooms[key]?.apply(settings)
+            case .memberAdded(let room, let account): admit(account, to: room)
             case .revokeToken(let id):
                 let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { clients[$0] }
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }
             }
         }
-        reply.commandFinished()
     }
 
     /// The sentence people read for `event`, with times in `zone` (the server's by default). Only
@@ -150,9 +155,9 @@ extension IRCServer {
     }
 
     /// Deletes a room for good: everyone is taken out, and its memberships, jobs and history go.
-    func closeRoom(_ key: String, by manager: Client) {
+    func closeRoom(_ key: String, by manager: String) {
         guard let room = rooms.removeValue(forKey: key) else { return }
-        let out = Outgoing(Message(source: serviceSource, "KICK", [room.name, "", "Room closed by \(manager.nick)"]), time: now())
+        let out = Outgoing(Message(source: serviceSource, "KICK", [room.name, "", "Room closed by \(manager)"]), time: now())
         for member in room.members {
             var line = out
             line.message.params[1] = member.nick

@@ -1,6 +1,8 @@
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
+import NIOCore
 
 extension IRCServer {
     // JOIN <room>{,<room>} [<key>{,<key>}]  |  JOIN 0 (leave every room)
@@ -74,10 +76,23 @@ extension IRCServer {
         persist("membership") { try $0.saveMembership(membership) }
     }
 
-    func forget(_ accountKey: String, in room: LiveRoom) {
-        guard room.memberships.removeValue(forKey: accountKey) != nil else { return }
-        let roomKey = room.key
-        persist("membership") { try $0.deleteMembership(room: roomKey, account: accountKey) }
+    /// The account left the room (`actor` made it leave, by KICK, or it left): present no more, and
+    /// the room's rules take it out of the work it held there (`LeaveRoom`), telling the room.
+    func forget(_ account: String, in room: LiveRoom, by actor: String) {
+        guard room.memberships.removeValue(forKey: Account.key(account)) != nil else { return }
+        workspace.run(LeaveRoom(account: account, room: room.key, by: actor)) { _ in }
+    }
+
+    /// An account was made a member of a room (`!room add`, INVITE): remembered, and each of its
+    /// connections is put in the room now, as its next login would.
+    func admit(_ accountKey: String, to roomKey: String) {
+        guard let room = rooms[roomKey] else { return }
+        room.memberships[accountKey] = Membership(room: roomKey, account: accountKey, role: .member, since: now())
+        for client in sessions[accountKey] ?? [] where !room.contains(client) && !client.closing {
+            let reply = Reply(client: client, server: self, command: "JOIN", label: nil)
+            enter(room, client, status: [], reply: reply)
+            reply.finish()
+        }
     }
 
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
@@ -208,7 +223,7 @@ extension IRCServer {
         broadcast(Outgoing(message, time: now(), account: source.accountName), to: room.members, reply: reply)
         room.remove(client)
         client.rooms.removeAll { $0 === room }
-        if let accountKey = client.account?.key { forget(accountKey, in: room) }
+        if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account?.name ?? $0.nick } ?? account) }
     }
 
     func room(named name: String, reply: Reply) -> LiveRoom? {
@@ -307,10 +322,34 @@ extension IRCServer {
         }
     }
 
+    /// INVITE of an account that is not connected, through the room's rules (`AddMember`).
+    private func invite(account: String, to room: LiveRoom, by manager: String, reply: Reply) {
+        reply.suspend()
+        let asker = NIOLoopBound(reply, eventLoop: loop)
+        let roomName = room.name
+        workspace.run(AddMember(account: account, room: room.key, by: manager), origin: reply) { outcome in
+            self.loop.execute {
+                let reply = asker.value
+                if outcome.refused {
+                    reply.fail("CANNOT_INVITE", context: [account, roomName], outcome.replies.joined(separator: " "))
+                } else {
+                    reply.numeric(.inviting, account, roomName)
+                }
+                reply.finish()
+            }
+        }
+    }
+
     // INVITE <nick> <room>
     func handleInvite(_ reply: Reply, _ m: Message) {
         let client = reply.client
         guard let target = nicks[Names.fold(m.params[0])] else {
+            // An account nobody is connected as: a manager makes it a member, and it finds the
+            // room at its next login.
+            if accountKeys.contains(Account.key(m.params[0])), let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client),
+               let manager = reply.client.account?.name {
+                return invite(account: m.params[0], to: room, by: manager, reply: reply)
+            }
             return reply.numeric(.noSuchNick, m.params[0], "No such nick")
         }
         guard let room = room(named: m.params[1], reply: reply) else { return }

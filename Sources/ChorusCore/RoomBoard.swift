@@ -1,0 +1,50 @@
+import Foundation
+
+/// The rules of belonging to a room: who adds whom, and what leaving does to the work someone
+/// held there. The connection side keeps who is present; who is a member, and in what role, is
+/// decided here and stored with its events.
+public struct RoomBoard: Sendable {
+    public let store: any Store & JobStore
+    public let jobs: JobBoard
+    public let chores: ChoreBoard
+    public let now: @Sendable () -> Date
+
+    public init(store: any Store & JobStore, jobs: JobBoard, chores: ChoreBoard, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.jobs = jobs
+        self.chores = chores
+        self.now = now
+    }
+
+    private func name(of room: String) throws -> String {
+        try store.roomName(room) ?? room
+    }
+
+    /// A manager adds an account to the room, connected or not: it is in the room from its next
+    /// login on (at once, if it is connected).
+    public func add(_ account: String, to room: String, by actor: String) throws -> (Membership, Event) {
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(try name(of: room)) }
+        guard role == .manager else { throw JobError.notAllowed("Only the room's managers add people to it") }
+        guard let member = try store.account(named: account) else { throw JobError.invalid("\(account) is not a registered account") }
+        guard try store.role(of: member.name, in: room) == nil else {
+            throw JobError.invalid("\(member.name) is already a member of \(try name(of: room))")
+        }
+        let membership = Membership(room: Account.key(room), account: member.key, role: .member, since: now())
+        try store.saveMembership(membership)
+        let event = Event(type: EventType.memberAdded, room: Account.key(room), job: nil, actor: actor,
+                          data: ["member": member.name], at: now(), concerns: [member.name].filter { Account.key($0) != Account.key(actor) })
+        return (membership, try store.insertEvents([event])[0])
+    }
+
+    /// Someone leaves the room, by PART or by KICK (`actor` is who acted): they are no longer a
+    /// member, they are out of its chore rotations (a turn of theirs passes on), and their open
+    /// jobs there go back to unassigned. Nothing happens for someone who was not a member.
+    public func leave(_ account: String, room: String, by actor: String) throws -> [Event] {
+        guard try store.role(of: account, in: room) != nil else { return [] }
+        try store.deleteMembership(room: Account.key(room), account: Account.key(account))
+        let roomName = try name(of: room)
+        let reason = Account.key(actor) == Account.key(account) ? "\(account) left \(roomName)" : "\(account) was removed from \(roomName)"
+        return try chores.removeFromRotations(account, in: room, by: actor)
+            + jobs.releaseJobs(of: account, in: room, by: actor, reason: reason)
+    }
+}

@@ -1,0 +1,86 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import XCTest
+
+/// Belonging to a room: who adds whom, and what leaving does to the work someone held there.
+final class RoomBoardTests: XCTestCase {
+    var store: SQLiteStore!
+    var rooms: RoomBoard!
+    var jobs: JobBoard!
+    var chores: ChoreBoard!
+    let t0 = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
+
+    override func setUpWithError() throws {
+        store = try SQLiteStore.inMemory()
+        let t0 = self.t0
+        jobs = JobBoard(store: store, now: { t0 })
+        chores = ChoreBoard(store: store, timeZone: TimeZone(identifier: "UTC")!, now: { t0 })
+        rooms = RoomBoard(store: store, jobs: jobs, chores: chores, now: { t0 })
+        for name in ["ann", "ben", "cat", "dan"] { _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: t0)) }
+        try store.saveRoom(Room(name: "#Flat", createdAt: t0))
+        try store.saveMembership(Membership(room: "#flat", account: "ann", role: .manager, since: t0))
+        try store.saveMembership(Membership(room: "#flat", account: "ben", role: .member, since: t0))
+        try store.saveMembership(Membership(room: "#flat", account: "cat", role: .member, since: t0))
+    }
+
+    func testAManagerAddsAnAccountThatIsNotConnected() throws {
+        XCTAssertThrowsError(try rooms.add("dan", to: "#flat", by: "ben")) {
+            XCTAssertEqual($0 as? JobError, .notAllowed("Only the room's managers add people to it"))
+        }
+        XCTAssertThrowsError(try rooms.add("nobody", to: "#flat", by: "ann")) {
+            XCTAssertEqual($0 as? JobError, .invalid("nobody is not a registered account"))
+        }
+        let (membership, event) = try rooms.add("DAN", to: "#flat", by: "ann")
+        XCTAssertEqual(membership.account, "dan")
+        XCTAssertEqual(membership.role, .member)
+        XCTAssertEqual(event.type, EventType.memberAdded)
+        XCTAssertEqual(event.concerns, ["dan"], "dan is told")
+        XCTAssertEqual(try store.role(of: "dan", in: "#flat"), .member)
+        XCTAssertThrowsError(try rooms.add("dan", to: "#flat", by: "ann")) {
+            XCTAssertEqual($0 as? JobError, .invalid("dan is already a member of #Flat"))
+        }
+    }
+
+    /// Leaving used to leave the chore stuck on the leaver, who went on being reminded, and their
+    /// jobs assigned to them.
+    func testLeavingPassesTurnsOnAndReleasesJobs() throws {
+        _ = try chores.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ben", "cat", "ann"],
+                           in: "#flat", by: "ann")
+        _ = try chores.add(name: "bins", frequency: .weeks(1), hour: 8, minute: 0, from: nil, among: ["cat", "ben"],
+                           in: "#flat", by: "ann")
+        let sink = try jobs.add(title: "Fix the sink", assignee: "ben", in: "#flat", by: "ann").job!
+        let started = try jobs.add(title: "Paint", assignee: "ben", in: "#flat", by: "ann").job!
+        _ = try jobs.move(started.id, to: .inProgress, by: "ben")
+        let done = try jobs.add(title: "Old", assignee: "ben", in: "#flat", by: "ann").job!
+        _ = try jobs.move(done.id, to: .completed, by: "ben")
+        let cats = try jobs.add(title: "Cat's", assignee: "cat", in: "#flat", by: "ann").job!
+
+        let events = try rooms.leave("ben", room: "#flat", by: "ben")
+        XCTAssertNil(try store.role(of: "ben", in: "#flat"), "no longer a member")
+
+        let dishes = try XCTUnwrap(store.chore(named: "dishes", in: "#flat"))
+        XCTAssertEqual(dishes.rotation, ["cat", "ann"])
+        XCTAssertEqual(dishes.whoseTurn, "cat", "ben's turn passed to the next person")
+        let bins = try XCTUnwrap(store.chore(named: "bins", in: "#flat"))
+        XCTAssertEqual(bins.rotation, ["cat"])
+        XCTAssertEqual(bins.whoseTurn, "cat", "cat's turn stays cat's")
+
+        XCTAssertEqual(try store.job(sink.id)?.status, .created)
+        XCTAssertNil(try store.job(sink.id)?.assignee)
+        XCTAssertEqual(try store.job(started.id)?.status, .created, "in progress too")
+        XCTAssertEqual(try store.job(done.id)?.assignee, "ben", "finished work keeps who did it")
+        XCTAssertEqual(try store.job(cats.id)?.assignee, "cat")
+
+        XCTAssertEqual(events.map(\.type), [EventType.choreLeft, EventType.turnStarted, EventType.choreLeft,
+                                            EventType.jobUnassigned, EventType.jobUnassigned])
+        XCTAssertEqual(events[1].concerns, ["cat"], "the new turn's person is told")
+        XCTAssertEqual(events[3].data["reason"], "ben left #Flat")
+        XCTAssertTrue(events.allSatisfy { $0.id > 0 }, "stored")
+
+        XCTAssertEqual(try rooms.leave("ben", room: "#flat", by: "ben"), [], "leaving twice changes nothing")
+        let kicked = try rooms.leave("cat", room: "#flat", by: "ann")
+        XCTAssertEqual(kicked.last?.data["reason"], "cat was removed from #Flat")
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.rotation, [], "nobody is left to take bins")
+    }
+}
