@@ -9,46 +9,46 @@ extension Bot {
         switch try args.word("reassign or work", usage: usage).lowercased() {
         case "reassign":
             let id = try args.id(usage: usage)
-            let (request, event) = try board.ask(.reassign, job: id, reason: args.rest(), in: room.key, by: inv.account)
-            return Outcome(replies: ["Request \(request.id) sent to the managers of \(room.name)."], events: [event])
+            let (ask, event) = try board.ask(.reassign, job: id, reason: args.rest(), in: room.key, by: inv.account)
+            return Outcome(replies: ["Ask \(ask.id) sent to the managers of \(room.name)."], events: [event])
         case "work":
-            let (request, event) = try board.ask(.work, job: nil, reason: args.rest(), in: room.key, by: inv.account)
-            return Outcome(replies: ["Request \(request.id) sent to the managers of \(room.name)."], events: [event])
+            let (ask, event) = try board.ask(.work, job: nil, reason: args.rest(), in: room.key, by: inv.account)
+            return Outcome(replies: ["Ask \(ask.id) sent to the managers of \(room.name)."], events: [event])
         default:
             throw UsageError("Usage: \(usage)")
         }
     }
 
     func decide(_ inv: Invocation, _ args: inout Args, approve: Bool) throws -> Outcome {
-        let usage = approve ? "!approve <request> [@nick] [note]" : "!deny <request> [note]"
-        let word = try args.word("request number", usage: usage)
-        guard let id = Int64(word) else { throw UsageError("\"\(word)\" is not a request number. Usage: \(usage)") }
+        let usage = approve ? "!approve <ask> [@nick] [note]" : "!deny <ask> [note]"
+        let word = try args.word("ask number", usage: usage)
+        guard let id = Int64(word) else { throw UsageError("\"\(word)\" is not an ask number. Usage: \(usage)") }
         var successor: String?
         if approve, let next = args.peek, next.hasPrefix("@") {
             _ = args.next()
             successor = try account(next, inv)
         }
-        let (request, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
+        let (ask, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
         var result = Outcome(events: [event])
-        guard approve, request.kind == .reassign, let jobID = request.job else {
-            if successor != nil { throw UsageError("@nick names who takes over a job; request \(id) is not a reassignment") }
+        guard approve, ask.kind == .reassign, let jobID = ask.job else {
+            if successor != nil { throw UsageError("@nick names who takes over a job; ask \(id) is not a reassignment") }
             return result
         }
         // Granting a reassignment releases the asker: the job goes to the named member, or back to
-        // unassigned for anyone to take. If it has moved on since the request, it is left alone.
-        if let job = try board.store.job(jobID), job.status.isOpen, job.isAssigned(to: request.by) {
+        // unassigned for anyone to take. If it has moved on since the ask, it is left alone.
+        if let job = try board.store.job(jobID), job.status.isOpen, job.isAssigned(to: ask.by) {
             let change = try successor.map { try board.assign(jobID, to: $0, by: inv.account) } ?? board.unassign(jobID, by: inv.account)
             result.events += change.events
         }
         return result
     }
 
-    func requests(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+    func asks(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
-        let open = try board.openRequests(in: room.key, by: inv.account)
-        guard !open.isEmpty else { return Outcome(replies: ["No open requests in \(room.name)."]) }
+        let open = try board.openAsks(in: room.key, by: inv.account)
+        guard !open.isEmpty else { return Outcome(replies: ["No open asks in \(room.name)."]) }
         let t = text(inv)
-        return Outcome(replies: ["Open requests in \(room.name):"] + open.map { r in
+        return Outcome(replies: ["Open asks in \(room.name):"] + open.map { r in
             let what = r.kind == .reassign ? "reassign job \(r.job ?? 0)" : "more work"
             return "  \(r.id). \(r.by) asks for \(what)" + (r.reason.isEmpty ? "" : ": \(r.reason)") + " (\(t.short(r.at)))"
         })

@@ -58,13 +58,13 @@ public struct EventText: Sendable {
             return "\(e.actor) added task \(d["task"] ?? "?") to \(itJob): \(d["text"] ?? "")"
         case EventType.taskDone:
             return "\(e.actor) ticked task \(d["task"] ?? "?") of \(itJob): \(d["text"] ?? "") (\(d["progress"] ?? ""))"
-        case EventType.requestOpened:
+        case EventType.askOpened:
             let what = d["kind"] == "reassign" ? "to be taken off \(job)" : "for more work"
-            let n = d["request"] ?? "?"
-            return "\(e.actor) asks \(what)" + (d["reason"].map { ": \($0)" } ?? "") + " — request \(n): !approve \(n) or !deny \(n)"
-        case EventType.requestDecided:
+            let n = d["ask"] ?? "?"
+            return "\(e.actor) asks \(what)" + (d["reason"].map { ": \($0)" } ?? "") + " — ask \(n): !approve \(n) or !deny \(n)"
+        case EventType.askDecided:
             let what = d["kind"] == "reassign" ? "reassignment of \(job)" : "more work"
-            return "\(e.actor) \(d["state"] ?? "answered") \(d["by"] ?? "someone")'s request \(d["request"] ?? "") for \(what)" +
+            return "\(e.actor) \(d["state"] ?? "answered") \(d["by"] ?? "someone")'s ask \(d["ask"] ?? "") for \(what)" +
                 (d["note"].map { ": \($0)" } ?? "")
         case EventType.choreAdded:
             return "\(e.actor) added the chore \(d["chore"] ?? "?"), \(d["frequency"] ?? "") at \(d["at"] ?? "?"): " +
@@ -135,7 +135,7 @@ public struct EventText: Sendable {
         var tags: [(String, String)] = [("chorus/event", e.type), ("chorus/actor", e.actor), ("chorus/event-id", String(e.id))]
         if let job = e.job { tags.append(("chorus/job", String(job))) }
         if let roomName { tags.append(("chorus/room", roomName)) }
-        for key in ["status", "from", "to", "assignee", "previous", "task", "progress", "request", "state", "kind", "due", "url",
+        for key in ["status", "from", "to", "assignee", "previous", "task", "progress", "ask", "state", "kind", "due", "url",
                     "chore", "turn", "next", "covered", "list", "item", "with", "until"] {
             if let v = e.data[key] { tags.append(("chorus/" + key, v)) }
         }

@@ -97,8 +97,8 @@ public struct Comment: Equatable, Sendable {
     }
 }
 
-/// A request members make of managers: reassign one of my jobs, or give me more work.
-public struct JobRequest: Equatable, Sendable {
+/// An ask: what members ask of managers: reassign one of my jobs, or give me more work.
+public struct Ask: Equatable, Sendable {
     public enum Kind: String, Sendable { case reassign, work }
     public enum State: String, Sendable { case open, approved, denied }
 

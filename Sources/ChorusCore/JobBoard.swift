@@ -9,7 +9,7 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchTask(Int64, Int)
     case notAMember(String, room: String)
     case invalid(String)
-    case noSuchRequest(Int64)
+    case noSuchAsk(Int64)
 
     public var description: String {
         switch self {
@@ -20,7 +20,7 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSuchTask(let id, let n): return "Job \(id) has no task \(n)"
         case .notAMember(let who, let room): return "\(who) is not a member of \(room): invite them first"
         case .invalid(let why): return why
-        case .noSuchRequest(let id): return "There is no open request \(id) that you can answer"
+        case .noSuchAsk(let id): return "There is no open ask \(id) that you can answer"
         }
     }
 }
@@ -291,9 +291,9 @@ public struct JobBoard: Sendable {
                                     concerns: [job.creator].filter { Account.key($0) != Account.key(actor) })])
     }
 
-    // MARK: Requests
+    // MARK: Asks
 
-    public func ask(_ kind: JobRequest.Kind, job id: Int64?, reason: String, in room: String, by actor: String) throws -> (JobRequest, Event) {
+    public func ask(_ kind: Ask.Kind, job id: Int64?, reason: String, in room: String, by actor: String) throws -> (Ask, Event) {
         guard try store.role(of: actor, in: room) != nil else { throw JobError.notInRoom(room) }
         var data = ["kind": kind.rawValue]
         if kind == .reassign {
@@ -305,28 +305,28 @@ public struct JobBoard: Sendable {
         }
         let t = now()
         if !reason.isEmpty { data["reason"] = reason }
-        let e = Event(type: EventType.requestOpened, room: room, job: id, actor: actor, data: data, at: t,
+        let e = Event(type: EventType.askOpened, room: room, job: id, actor: actor, data: data, at: t,
                       audience: [actor])
-        return try store.insertRequest(JobRequest(room: room, kind: kind, job: id, by: actor, reason: reason, at: t), event: e)
+        return try store.insertAsk(Ask(room: room, kind: kind, job: id, by: actor, reason: reason, at: t), event: e)
     }
 
-    public func decide(_ requestID: Int64, approve: Bool, note: String, by actor: String) throws -> (JobRequest, Event) {
-        guard var request = try store.request(requestID), request.state == .open,
-              let role = try store.role(of: actor, in: request.room) else { throw JobError.noSuchRequest(requestID) }
-        guard role == .manager else { throw JobError.notAllowed("Only managers answer requests") }
-        request.state = approve ? .approved : .denied
-        request.decidedBy = actor
-        var data = ["kind": request.kind.rawValue, "request": String(requestID), "state": request.state.rawValue, "by": request.by]
-        if let id = request.job, let job = try store.job(id) { data["title"] = job.title }
+    public func decide(_ askID: Int64, approve: Bool, note: String, by actor: String) throws -> (Ask, Event) {
+        guard var ask = try store.ask(askID), ask.state == .open,
+              let role = try store.role(of: actor, in: ask.room) else { throw JobError.noSuchAsk(askID) }
+        guard role == .manager else { throw JobError.notAllowed("Only managers answer asks") }
+        ask.state = approve ? .approved : .denied
+        ask.decidedBy = actor
+        var data = ["kind": ask.kind.rawValue, "ask": String(askID), "state": ask.state.rawValue, "by": ask.by]
+        if let id = ask.job, let job = try store.job(id) { data["title"] = job.title }
         if !note.isEmpty { data["note"] = note }
-        let e = Event(type: EventType.requestDecided, room: request.room, job: request.job, actor: actor, data: data,
-                      at: now(), concerns: [request.by], audience: [request.by])
-        return (request, try store.updateRequest(request, event: e))
+        let e = Event(type: EventType.askDecided, room: ask.room, job: ask.job, actor: actor, data: data,
+                      at: now(), concerns: [ask.by], audience: [ask.by])
+        return (ask, try store.updateAsk(ask, event: e))
     }
 
-    public func openRequests(in room: String, by actor: String) throws -> [JobRequest] {
+    public func openAsks(in room: String, by actor: String) throws -> [Ask] {
         guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
-        let all = try store.openRequests(in: room)
+        let all = try store.openAsks(in: room)
         return role == .manager ? all : all.filter { Account.key($0.by) == Account.key(actor) }
     }
 

@@ -38,10 +38,10 @@ public protocol JobStore: Sendable {
     /// Newest first.
     func events(of job: Int64, limit: Int) throws -> [Event]
 
-    func insertRequest(_ request: JobRequest, event: Event) throws -> (JobRequest, Event)
-    func request(_ id: Int64) throws -> JobRequest?
-    func updateRequest(_ request: JobRequest, event: Event) throws -> Event
-    func openRequests(in room: String) throws -> [JobRequest]
+    func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event)
+    func ask(_ id: Int64) throws -> Ask?
+    func updateAsk(_ ask: Ask, event: Event) throws -> Event
+    func openAsks(in room: String) throws -> [Ask]
 
     /// The account's time zone identifier (`Europe/Paris`), nil for the server's.
     func timeZone(of account: String) throws -> String?

@@ -130,36 +130,36 @@ extension SQLiteStore: JobStore {
         }
     }
 
-    public func insertRequest(_ request: JobRequest, event: Event) throws -> (JobRequest, Event) {
+    public func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event) {
         try db.write { db in
             try db.run(sql: """
-                INSERT INTO requests (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [request.room, request.kind.rawValue, request.job, request.by, request.reason,
-                                 request.state.rawValue, request.decidedBy, Millis.from(request.at)])
-            var saved = request
+                INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [ask.room, ask.kind.rawValue, ask.job, ask.by, ask.reason,
+                                 ask.state.rawValue, ask.decidedBy, Millis.from(ask.at)])
+            var saved = ask
             saved.id = db.lastInsertedRowID
             var e = event
-            e.data["request"] = String(saved.id)
+            e.data["ask"] = String(saved.id)
             return (saved, try Self.insert(e, db))
         }
     }
 
-    public func request(_ id: Int64) throws -> JobRequest? {
-        try db.read { db in try Row.fetchOne(cached: db, sql: "SELECT * FROM requests WHERE id = ?", arguments: [id]).map(Self.request) }
+    public func ask(_ id: Int64) throws -> Ask? {
+        try db.read { db in try Row.fetchOne(cached: db, sql: "SELECT * FROM asks WHERE id = ?", arguments: [id]).map(Self.ask) }
     }
 
-    public func updateRequest(_ request: JobRequest, event: Event) throws -> Event {
+    public func updateAsk(_ ask: Ask, event: Event) throws -> Event {
         try db.write { db in
-            try db.run(sql: "UPDATE requests SET state = ?, decided_by = ? WHERE id = ?",
-                           arguments: [request.state.rawValue, request.decidedBy, request.id])
+            try db.run(sql: "UPDATE asks SET state = ?, decided_by = ? WHERE id = ?",
+                           arguments: [ask.state.rawValue, ask.decidedBy, ask.id])
             return try Self.insert(event, db)
         }
     }
 
-    public func openRequests(in room: String) throws -> [JobRequest] {
+    public func openAsks(in room: String) throws -> [Ask] {
         try db.read { db in
-            try Row.fetchAll(cached: db, sql: "SELECT * FROM requests WHERE room = ? AND state = 'open' ORDER BY id",
-                             arguments: [Account.key(room)]).map(Self.request)
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM asks WHERE room = ? AND state = 'open' ORDER BY id",
+                             arguments: [Account.key(room)]).map(Self.ask)
         }
     }
 
@@ -290,9 +290,9 @@ extension SQLiteStore: JobStore {
             tasks: decodeList([Job.Task].self, row[10]), photos: decodeList([Job.Photo].self, row[11]))
     }
 
-    private static func request(_ row: Row) -> JobRequest {
-        JobRequest(id: row["id"], room: row["room"], kind: JobRequest.Kind(rawValue: row["kind"]) ?? .work, job: row["job"],
-                   by: row["by"], reason: row["reason"], state: JobRequest.State(rawValue: row["state"]) ?? .open,
+    private static func ask(_ row: Row) -> Ask {
+        Ask(id: row["id"], room: row["room"], kind: Ask.Kind(rawValue: row["kind"]) ?? .work, job: row["job"],
+                   by: row["by"], reason: row["reason"], state: Ask.State(rawValue: row["state"]) ?? .open,
                    decidedBy: row["decided_by"], at: Millis.date(row["at"]))
     }
 

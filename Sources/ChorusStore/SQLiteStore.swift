@@ -235,7 +235,7 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
 
     public func deleteRoom(named name: String) throws {
         try db.write { db in
-            // Memberships, jobs, requests and settings go with the room (ON DELETE CASCADE).
+            // Memberships, jobs, asks and settings go with the room (ON DELETE CASCADE).
             try db.run(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM history WHERE conversation = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM events WHERE room = ?", arguments: [Account.key(name)])

@@ -225,6 +225,16 @@ enum Schema {
                 CREATE INDEX account_tokens_account ON account_tokens(account);
                 """)
         }
+        // A member's ask of the managers was called a request; service requests need that word.
+        migrator.registerMigration("v11: asks, not requests") { db in
+            try db.execute(sql: """
+                ALTER TABLE requests RENAME TO asks;
+                DROP INDEX requests_open;
+                CREATE INDEX asks_open ON asks(room, state);
+                UPDATE events SET type = 'ask.opened', data = replace(data, '"request":', '"ask":') WHERE type = 'request.opened';
+                UPDATE events SET type = 'ask.decided', data = replace(data, '"request":', '"ask":') WHERE type = 'request.decided';
+                """)
+        }
         return migrator
     }
 }

@@ -122,7 +122,7 @@ final class JobBoardTests: XCTestCase {
         XCTAssertEqual(try board.list(in: "#shop", filter: filter, by: "max").total, 1)
     }
 
-    func testPersonalJobsAndRequests() throws {
+    func testPersonalJobsAndAsks() throws {
         let personal = try board.add(title: "Dentist", in: nil, by: "max").job!
         XCTAssertNil(personal.room)
         XCTAssertThrowsError(try board.job(personal.id, by: "mona"), "nobody else sees a personal job")
@@ -130,13 +130,13 @@ final class JobBoardTests: XCTestCase {
 
         let id = try board.add(title: "Night shift", assignee: "mel", in: "#shop", by: "mona").job!.id
         XCTAssertThrowsError(try board.ask(.reassign, job: id, reason: "", in: "#shop", by: "max"))
-        let (request, event) = try board.ask(.reassign, job: id, reason: "exams", in: "#shop", by: "mel")
-        XCTAssertEqual(event.data["request"], String(request.id))
-        XCTAssertThrowsError(try board.decide(request.id, approve: true, note: "", by: "mel"))
-        XCTAssertEqual(try board.openRequests(in: "#shop", by: "max").count, 0, "members see only their own requests")
-        let (decided, _) = try board.decide(request.id, approve: false, note: "sorry", by: "mona")
+        let (ask, event) = try board.ask(.reassign, job: id, reason: "exams", in: "#shop", by: "mel")
+        XCTAssertEqual(event.data["ask"], String(ask.id))
+        XCTAssertThrowsError(try board.decide(ask.id, approve: true, note: "", by: "mel"))
+        XCTAssertEqual(try board.openAsks(in: "#shop", by: "max").count, 0, "members see only their own asks")
+        let (decided, _) = try board.decide(ask.id, approve: false, note: "sorry", by: "mona")
         XCTAssertEqual(decided.state, .denied)
-        XCTAssertThrowsError(try board.decide(request.id, approve: true, note: "", by: "mona"), "a request is answered once")
+        XCTAssertThrowsError(try board.decide(ask.id, approve: true, note: "", by: "mona"), "an ask is answered once")
     }
 
     func testEventsAndQueueSurviveInTheStore() throws {

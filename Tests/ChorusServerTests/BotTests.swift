@@ -212,13 +212,13 @@ final class BotTests: XCTestCase {
         mona.send("PRIVMSG #shop :!job add Count the till @mel")
         try mel.expect(command: "NOTICE", "#shop")
         mel.send("PRIVMSG #shop :!ask reassign 1 I leave early")
-        try mona.expect("request") { $0.params.last?.contains("request 1") == true }
+        try mona.expect("ask") { $0.params.last?.contains("ask 1") == true }
         mel.send("PRIVMSG #shop :!ask work")
-        try mona.expect("request") { $0.params.last?.contains("request 2") == true }
-        // Approving request 2 (not a reassignment) with @max is refused as a whole: the request stays open.
+        try mona.expect("ask") { $0.params.last?.contains("ask 2") == true }
+        // Approving ask 2 (not a reassignment) with @max is refused as a whole: the ask stays open.
         mona.send("PRIVMSG #shop :!approve 2 @max")
-        try mona.expect(command: "NOTICE", "mona", "@nick names who takes over a job; request 2 is not a reassignment")
-        mona.send("PRIVMSG #shop :!requests")
+        try mona.expect(command: "NOTICE", "mona", "@nick names who takes over a job; ask 2 is not a reassignment")
+        mona.send("PRIVMSG #shop :!asks")
         let open = try mona.collect(until: { $0.params.last?.contains("more work") == true })
         XCTAssertTrue(open.contains { $0.params.last?.contains("2. mel asks for more work") == true })
 

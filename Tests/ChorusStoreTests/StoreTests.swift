@@ -310,6 +310,28 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try store.job(job.id)?.title, "second")
     }
 
+    /// A database from before asks were called asks: its open requests become open asks, and its
+    /// events read as ask events, with the ask's number where the request's was.
+    func testRequestsOfAnOlderDatabaseBecomeAsks() throws {
+        let queue = try DatabaseQueue(path: path)
+        try Schema.migrator.migrate(queue, upTo: "v10: tokens bots log in with")
+        try queue.write { db in
+            try db.execute(sql: "INSERT INTO rooms (key, name, created_at) VALUES ('#c', '#c', 0)")
+            try db.execute(sql: "INSERT INTO requests (room, kind, by, reason, state, at) VALUES ('#c', 'work', 'ann', 'bored', 'open', 0)")
+            try db.execute(sql: """
+                INSERT INTO events (type, room, actor, data, at) VALUES ('request.opened', '#c', 'ann', '{"kind":"work","request":"1"}', 0)
+                """)
+        }
+        try queue.close()
+        let store = try SQLiteStore(path: path)
+        XCTAssertEqual(try store.openAsks(in: "#c").map(\.reason), ["bored"])
+        try store.queueEvent(1, for: "ann")
+        let event = try XCTUnwrap(store.takeQueuedEvents(for: "ann").first)
+        XCTAssertEqual(event.type, EventType.askOpened)
+        XCTAssertEqual(event.data["ask"], "1")
+        XCTAssertNil(event.data["request"])
+    }
+
     /// Event fields are written as JSON by hand: whatever a user typed must come back unchanged.
     func testEventFieldsSurviveAnyText() throws {
         let store = try SQLiteStore(path: path)
