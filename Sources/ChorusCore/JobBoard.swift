@@ -26,8 +26,9 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// The rules of jobs: who may do what, which status moves are legal, and which events each change
-/// makes. Every method reads, decides and writes through the store; callers serialize calls (the
-/// server runs them on its single database writer), so a decision never races another.
+/// makes. Every method reads, decides and writes through the store it was made with; the Workspace
+/// makes the boards on a transaction's handle and runs one command at a time on its writer, so a
+/// decision never races another.
 public struct JobBoard: Sendable {
     public let store: any JobStore
     public let now: @Sendable () -> Date

@@ -1,5 +1,7 @@
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
+import NIOCore
 
 /// Everything one command sends back to the client that sent it, written when the command finishes.
 ///
@@ -154,30 +156,35 @@ final class Reply {
         send(Message(source: server.name, "BATCH", ["-" + id]))
     }
 
-    /// The command continues off the event loop (a password hash, a database read); the client's
-    /// next lines wait until `finish()`.
-    func suspend() {
+    /// The answer waits for `work` done off the event loop (a password hash, a history read): the
+    /// client's next lines wait too. `answer` adds the lines, and the reply is finished when it
+    /// returns, whatever path it took: a handler cannot leave the client's input frozen.
+    func wait<T>(for work: EventLoopFuture<T>, then answer: @escaping (Result<T, Error>) -> Void) {
         isSuspended = true
         client.suspended = true
         client.unanswered.append(self)
+        work.whenComplete { result in
+            answer(result)
+            self.finish()
+        }
     }
 
-    /// A bot command waits for the database writer. Unlike `suspend()`, the client's next bot
-    /// commands may follow it there (a script importing jobs need not wait for each answer), so a
-    /// group commit holds more than one command per client; its other lines wait. A line naming
-    /// several rooms runs a command for each: the reply finishes with the last of them.
-    func suspendForCommand() {
+    /// A bot command waits for the Workspace. Unlike `wait`, the client's next bot commands may
+    /// follow it there (a script importing jobs need not wait for each answer), so a group commit
+    /// holds more than one command per client; its other lines wait. A line naming several rooms
+    /// runs a command for each: the reply finishes with the last of them, once `answer` returns.
+    func wait(forCommand outcome: EventLoopFuture<Outcome>, then answer: @escaping (Outcome) -> Void) {
         if commandsRunning == 0 {
             isCommand = true
             client.commandsInFlight += 1
             client.unanswered.append(self)
         }
         commandsRunning += 1
-    }
-
-    func commandFinished() {
-        commandsRunning -= 1
-        if commandsRunning == 0 { finish() }
+        outcome.whenComplete { result in
+            answer((try? result.get()) ?? .notCommitted)
+            self.commandsRunning -= 1
+            if self.commandsRunning == 0 { self.finish() }
+        }
     }
 
     /// Whether the line's handler returned before its answer was complete.

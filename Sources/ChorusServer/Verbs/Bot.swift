@@ -33,20 +33,21 @@ extension IRCServer {
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
         // Lines said before the command are stored before it, in its batch.
         flushHistory()
-        reply.suspendForCommand()
-        let asker = NIOLoopBound(reply, eventLoop: loop)
-        workspace.run(BotLine(text, invocation, newSecret: newSecret), origin: reply) { outcome in
-            self.loop.execute { self.finish(outcome, reply: asker.value) }
+        // Once the batch has committed, its events and effects have been carried out (the asker's
+        // own copies of the events wait in its reply, after the answer): then the answer.
+        reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret), for: reply)) { outcome in
+            for line in outcome.replies {
+                reply.send(Message(source: self.serviceSource, "NOTICE", [reply.client.nick, line]))
+            }
         }
     }
 
-    /// The command's batch has committed, and its events and effects have been carried out (the
-    /// asker's own copies of the events wait in its reply, after the answer): the answer.
-    private func finish(_ outcome: Outcome, reply: Reply) {
-        for line in outcome.replies {
-            reply.send(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]))
-        }
-        reply.commandFinished()
+    /// Runs `command` through the Workspace; its outcome comes back on the loop, after the sinks
+    /// have had its events (`reply` is how this server's sink finds the asker).
+    func perform(_ command: any WorkspaceCommand, for reply: Reply?) -> EventLoopFuture<Outcome> {
+        let promise = loop.makePromise(of: Outcome.self)
+        workspace.run(command, origin: reply) { promise.succeed($0) }
+        return promise.futureResult
     }
 
     /// What a committed change asks of this server's connections.

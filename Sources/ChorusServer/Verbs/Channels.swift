@@ -324,18 +324,15 @@ extension IRCServer {
 
     /// INVITE of an account that is not connected, through the room's rules (`AddMember`).
     private func invite(account: String, to room: LiveRoom, by manager: String, reply: Reply) {
-        reply.suspend()
-        let asker = NIOLoopBound(reply, eventLoop: loop)
         let roomName = room.name
-        workspace.run(AddMember(account: account, room: room.key, by: manager), origin: reply) { outcome in
-            self.loop.execute {
-                let reply = asker.value
-                if outcome.refused {
-                    reply.fail("CANNOT_INVITE", context: [account, roomName], outcome.replies.joined(separator: " "))
-                } else {
-                    reply.numeric(.inviting, account, roomName)
-                }
-                reply.finish()
+        reply.wait(for: perform(AddMember(account: account, room: room.key, by: manager), for: reply)) { result in
+            switch result {
+            case .success(let outcome) where !outcome.refused:
+                reply.numeric(.inviting, account, roomName)
+            case .success(let outcome):
+                reply.fail("CANNOT_INVITE", context: [account, roomName], outcome.replies.joined(separator: " "))
+            case .failure:
+                reply.fail("CANNOT_INVITE", context: [account, roomName], Outcome.notCommitted.replies.joined())
             }
         }
     }

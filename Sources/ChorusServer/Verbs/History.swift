@@ -28,9 +28,8 @@ extension IRCServer {
                 conversations += nicks.values.compactMap(\.account).map { HistoryEntry.conversation(between: account.name, and: $0.name) }
             }
             let me = client.account?.key
-            reply.suspend()
             let among = Array(Set(conversations))
-            readAfterWrites { try $0.historyTargets(among: among, from: from, to: to, limit: n) }.whenComplete { result in
+            reply.wait(for: readAfterWrites { try $0.historyTargets(among: among, from: from, to: to, limit: n) }) { result in
                 if case .success(let rows) = result {
                     reply.batch("draft/chathistory-targets", []) {
                         for row in rows {
@@ -41,7 +40,6 @@ extension IRCServer {
                 } else {
                     reply.fail("MESSAGE_ERROR", context: [sub], "Could not read history")
                 }
-                reply.finish()
             }
             return
         }
@@ -84,9 +82,8 @@ extension IRCServer {
             let other = nicks[Names.fold(target)]?.account?.name ?? target
             conversation = HistoryEntry.conversation(between: account.name, and: other)
         }
-        reply.suspend()
         let (room, readAs) = (conversation, reader)
-        readAfterWrites { try $0.history(of: room, query, reader: readAs) }.whenComplete { result in
+        reply.wait(for: readAfterWrites { try $0.history(of: room, query, reader: readAs) }) { result in
             switch result {
             case .success(let entries):
                 reply.batch("chathistory", [target]) {
@@ -100,7 +97,6 @@ extension IRCServer {
             case .failure:
                 reply.fail("MESSAGE_ERROR", context: [sub, target], "Could not read history")
             }
-            reply.finish()
         }
     }
 

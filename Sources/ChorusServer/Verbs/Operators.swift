@@ -11,8 +11,7 @@ extension IRCServer {
         }
         let password = m.params[1]
         let hasher = accounts.hasher
-        reply.suspend()
-        background { hasher.verify(password, against: oper.passwordHash) }.whenComplete { result in
+        reply.wait(for: background { hasher.verify(password, against: oper.passwordHash) }) { result in
             if case .success(true) = result {
                 self.setOper(client, true)
                 reply.numeric(.youreOper, "You are now an IRC operator")
@@ -21,7 +20,6 @@ extension IRCServer {
             } else {
                 reply.numeric(.passwdMismatch, "Password incorrect")
             }
-            reply.finish()
         }
     }
 

@@ -148,17 +148,15 @@ extension IRCServer {
                 }
                 return (client.nick, pass)
             }()
-            reply.suspend()
             let accounts = self.accounts
-            background { try accounts.logIn(name: account, password: password) }.whenComplete { result in
+            reply.wait(for: background { try accounts.logIn(name: account, password: password) }) { result in
                 switch result {
                 case .success(let (a, token)):
                     self.logIn(client, as: a, token: token, reply: reply)
                     self.completeRegistration(reply)
-                    reply.finish()
                 case .failure:
                     reply.numeric(.passwdMismatch, "Password incorrect")
-                    reply.finish()
+                    reply.finish()  // written before the connection closes
                     self.disconnect(client, reason: "Bad password for account \(account)")
                 }
             }
@@ -258,9 +256,8 @@ extension IRCServer {
             reply.finish()
             return disconnect(client, reason: "Too many failed login attempts")
         }
-        reply.suspend()
         let accounts = self.accounts
-        background { try accounts.logIn(name: authc, password: password) }.whenComplete { result in
+        reply.wait(for: background { try accounts.logIn(name: authc, password: password) }) { result in
             switch result {
             case .success(let (account, token)):
                 self.logIn(client, as: account, token: token, reply: reply)
@@ -268,7 +265,6 @@ extension IRCServer {
             case .failure:
                 reply.numeric(.saslFail, "SASL authentication failed")
             }
-            reply.finish()
         }
     }
 
@@ -300,9 +296,8 @@ extension IRCServer {
         if let holder = nicks[Names.fold(name)], holder !== client {
             return reply.fail("ACCOUNT_EXISTS", context: [name], "Someone is using that nick right now; pick another name")
         }
-        reply.suspend()
         let accounts = self.accounts
-        background { try accounts.register(name: name, password: password, email: email) }.whenComplete { result in
+        reply.wait(for: background { try accounts.register(name: name, password: password, email: email) }) { result in
             switch result {
             case .success(let account):
                 self.accountKeys.insert(account.key)
@@ -314,7 +309,6 @@ extension IRCServer {
                 self.logger.error("REGISTER failed: \(error)")
                 reply.fail("TEMPORARILY_UNAVAILABLE", context: [name], "Could not create the account; try again")
             }
-            reply.finish()
         }
     }
 }
