@@ -17,26 +17,19 @@ extension Bot {
         let usage = "!profile [nick] | !profile set first|last|email <value>"
         if args.peek?.lowercased() == "set" {
             _ = args.next()
-            let field = try args.word("field (first, last or email)", usage: usage).lowercased()
+            let word = try args.word("field (first, last or email)", usage: usage).lowercased()
+            guard let field = AccountRules.ProfileField(rawValue: word) else { throw UsageError("You can set first, last or email. Usage: \(usage)") }
             let value = args.rest()
             guard var account = try accounts.account(named: inv.account) else { throw UsageError("Your account is gone") }
-            switch field {
-            case "first": account.firstName = value.isEmpty ? nil : String(value.prefix(50))
-            case "last": account.lastName = value.isEmpty ? nil : String(value.prefix(50))
-            case "email":
-                guard value.isEmpty || AccountRules.isValidEmail(value) else { throw UsageError("\"\(value)\" is not an email address") }
-                account.email = value.isEmpty ? nil : value
-            default: throw UsageError("You can set first, last or email. Usage: \(usage)")
-            }
+            do { try AccountRules.set(field, to: value, of: &account) } catch { throw UsageError(error.description) }
             try accounts.updateAccount(account)
-            return Outcome(replies: ["Saved: \(field) is now \(value.isEmpty ? "empty" : value)."])
+            return Outcome(replies: ["Saved: \(field.rawValue) is now \(value.isEmpty ? "empty" : value)."])
         }
         let name = try args.next().map { try account($0, inv) } ?? inv.account
         guard let a = try accounts.account(named: name) else { throw UsageError("\(name) is not a registered account") }
         let fullName = [a.firstName, a.lastName].compactMap { $0 }.joined(separator: " ")
         var lines = ["\(a.name)" + (fullName.isEmpty ? "" : " (\(fullName))") + ", member since \(when(inv).format(a.createdAt, now: inv.now))"]
-        // Email is shown to its owner only.
-        if Account.key(a.name) == Account.key(inv.account) { lines.append("  email: \(a.email ?? "not set")") }
+        if AccountRules.showsEmail(of: a, to: inv.account) { lines.append("  email: \(a.email ?? "not set")") }
         let shared = try inv.rooms.keys.sorted().filter { try board.store.role(of: a.name, in: $0) != nil }.map { inv.rooms[$0]! }
         if !shared.isEmpty { lines.append("  rooms you share: " + shared.joined(separator: " ")) }
         return Outcome(replies: lines)

@@ -254,19 +254,11 @@ extension Bot {
 
     func stats(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let who = try args.next().map { try account($0, inv) } ?? inv.account
-        var filter = JobFilter()
-        filter.assignee = who
-        filter.statuses = [.completed]
+        let count = try board.completed(by: who, in: inv.room?.key, askerRooms: Array(inv.rooms.keys), asker: inv.account)
         var lines: [String] = []
-        if let room = inv.room {
-            filter.rooms = [room.key]
-            lines.append("\(who) has completed \(try board.store.countJobs(filter)) jobs in \(room.name).")
-        }
-        // Count only rooms the asker shares, so stats reveal nothing of rooms they are not in.
-        filter.rooms = Array(inv.rooms.keys)
-        filter.personalOf = Account.key(who) == Account.key(inv.account) ? who : nil
-        lines.append("\(who) has completed \(try board.store.countJobs(filter)) jobs in all the rooms you share" +
-                     (filter.personalOf != nil ? " and on your personal list." : "."))
+        if let room = inv.room, let n = count.inRoom { lines.append("\(who) has completed \(n) jobs in \(room.name).") }
+        lines.append("\(who) has completed \(count.shared) jobs in all the rooms you share" +
+                     (count.includesPersonal ? " and on your personal list." : "."))
         return Outcome(replies: lines)
     }
 }

@@ -85,9 +85,7 @@ extension Bot {
             let (membership, event) = try rooms.add(inv.onlineAccounts[Account.key(name)] ?? name, to: room.key, by: inv.account)
             return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
         case "close", "delete":
-            guard try board.store.role(of: inv.account, in: room.key) == .manager else {
-                throw JobError.notAllowed("Only the room's managers can close it")
-            }
+            try rooms.close(room.key, by: inv.account)
             return Outcome(replies: ["\(room.name) is closed: its members, settings and jobs are gone."], effects: [.closeRoom(room.key)])
         default:
             throw UsageError("Usage: \(usage)")

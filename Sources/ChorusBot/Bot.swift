@@ -58,11 +58,8 @@ public struct Bot: Sendable {
         }
         do {
             if command.audience > .anyone, let room = inv.room {
-                let role = try board.store.role(of: inv.account, in: room.key)
-                guard let role else { throw JobError.notInRoom(room.name) }
-                if command.audience == .manager && role != .manager {
-                    throw JobError.notAllowed("!\(command.name) is for the room's managers")
-                }
+                try rooms.require(command.audience == .manager ? .manager : .member, of: inv.account, in: room.key,
+                                  for: "!\(command.name)")
             }
             var result = try command.run(self, inv, &args)
             result.timeZone = inv.timeZone

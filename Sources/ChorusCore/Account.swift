@@ -80,6 +80,27 @@ public enum AccountRules {
         guard password.count >= minimumPasswordLength, !password.contains(" ") else { throw .weakPassword }
     }
 
+    /// The profile fields a person sets themselves (`!profile set`).
+    public enum ProfileField: String, CaseIterable, Sendable { case first, last, email }
+
+    /// Sets `field` of `account` to `value` (empty clears it): names are kept to 50 characters,
+    /// an email must look like one.
+    public static func set(_ field: ProfileField, to value: String, of account: inout Account) throws(AccountError) {
+        let value = value.trimmed
+        switch field {
+        case .first: account.firstName = value.isEmpty ? nil : String(value.prefix(50))
+        case .last: account.lastName = value.isEmpty ? nil : String(value.prefix(50))
+        case .email:
+            guard value.isEmpty || isValidEmail(value) else { throw .invalidEmail(value) }
+            account.email = value.isEmpty ? nil : value
+        }
+    }
+
+    /// Whether `reader` sees `account`'s email: its owner only.
+    public static func showsEmail(of account: Account, to reader: String) -> Bool {
+        Account.key(account.name) == Account.key(reader)
+    }
+
     public static func isValidEmail(_ email: String) -> Bool {
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !email.contains(" ")

@@ -111,6 +111,26 @@ public struct JobBoard: Sendable {
         return jobs.sorted { ($0.due ?? .distantFuture, $0.id) < ($1.due ?? .distantFuture, $1.id) }
     }
 
+    /// How many jobs `who` has completed, as `asker` may know it: in `room` (when asked in one), and
+    /// across the rooms the asker belongs to (`askerRooms`), so the count reveals nothing of rooms
+    /// the asker is not in; the asker's own count includes their personal list.
+    public func completed(by who: String, in room: String?, askerRooms: [String], asker: String)
+        throws -> (inRoom: Int?, shared: Int, includesPersonal: Bool) {
+        var filter = JobFilter()
+        filter.assignee = who
+        filter.statuses = [.completed]
+        var inRoom: Int?
+        if let room {
+            guard try store.role(of: asker, in: room) != nil else { throw JobError.notInRoom(room) }
+            filter.rooms = [room]
+            inRoom = try store.countJobs(filter)
+        }
+        filter.rooms = askerRooms
+        let own = Account.key(who) == Account.key(asker)
+        filter.personalOf = own ? who : nil
+        return (inRoom, try store.countJobs(filter), own)
+    }
+
     // MARK: Changes
 
     public func add(title: String, description: String = "", assignee: String? = nil, due: Date? = nil,

@@ -36,6 +36,21 @@ public struct RoomBoard: Sendable {
         return (membership, try store.insertEvents([event])[0])
     }
 
+    /// The actor's role in the room, if it is at least `needed` (a member: any role): the gate of
+    /// every command that works in a room. Someone outside the room is told they are not in it.
+    @discardableResult
+    public func require(_ needed: Role, of actor: String, in room: String, for what: String) throws -> Role {
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(try name(of: room)) }
+        if needed == .manager && role != .manager { throw JobError.notAllowed("\(what) is for the room's managers") }
+        return role
+    }
+
+    /// A manager closes the room for good: its memberships, settings, jobs, chores and history go.
+    public func close(_ room: String, by actor: String) throws {
+        guard try store.role(of: actor, in: room) == .manager else { throw JobError.notAllowed("Only the room's managers can close it") }
+        try store.deleteRoom(named: room)
+    }
+
     /// Someone leaves the room, by PART or by KICK (`actor` is who acted): they are no longer a
     /// member, they are out of its chore rotations (a turn of theirs passes on), and their open
     /// jobs there go back to unassigned. Nothing happens for someone who was not a member.

@@ -83,4 +83,22 @@ final class RoomBoardTests: XCTestCase {
         XCTAssertEqual(kicked.last?.data["reason"], "cat was removed from #Flat")
         XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.rotation, [], "nobody is left to take bins")
     }
+
+    func testOnlyAManagerClosesTheRoomAndTheGateSaysWhy() throws {
+        XCTAssertThrowsError(try rooms.require(.member, of: "dan", in: "#flat", for: "!jobs")) {
+            XCTAssertEqual($0 as? JobError, .notInRoom("#Flat"))
+        }
+        XCTAssertEqual(try rooms.require(.member, of: "ben", in: "#flat", for: "!jobs"), .member)
+        XCTAssertThrowsError(try rooms.require(.manager, of: "ben", in: "#flat", for: "!assign")) {
+            XCTAssertEqual($0 as? JobError, .notAllowed("!assign is for the room's managers"))
+        }
+        XCTAssertThrowsError(try rooms.close("#flat", by: "ben")) {
+            XCTAssertEqual($0 as? JobError, .notAllowed("Only the room's managers can close it"))
+        }
+        _ = try jobs.add(title: "Fix the sink", in: "#flat", by: "ann")
+        try rooms.close("#flat", by: "ann")
+        XCTAssertNil(try store.roomName("#flat"))
+        XCTAssertNil(try store.role(of: "ann", in: "#flat"))
+        XCTAssertNil(try store.job(1), "its jobs go with it")
+    }
 }

@@ -155,7 +155,8 @@ extension IRCServer {
         try loop.submit {}.wait()
     }
 
-    /// Deletes a room for good: everyone is taken out, and its memberships, jobs and history go.
+    /// A room was closed (deleted with its memberships, jobs and history, in the command's
+    /// transaction): everyone in it is taken out.
     func closeRoom(_ key: String, by manager: String) {
         guard let room = rooms.removeValue(forKey: key) else { return }
         let out = Outgoing(Message(source: serviceSource, "KICK", [room.name, "", "Room closed by \(manager)"]), time: now())
@@ -165,7 +166,5 @@ extension IRCServer {
             send(line, to: member)
             member.rooms.removeAll { $0 === room }
         }
-        let name = room.name
-        persist("closing \(name)") { try $0.deleteRoom(named: name) }
     }
 }
