@@ -62,10 +62,11 @@ public final class IRCServer: @unchecked Sendable {
     private(set) var invisibleCount = 0
     private(set) var operCount = 0
 
-    private var dirty: [Client] = []
-    private var flushScheduled = false
-    private var pendingHistory: [HistoryEntry] = []
-    private var historyFlushScheduled = false
+    /// Clients with output gathered this loop turn, and whether their flush is scheduled (`IRCServer+Output`).
+    var dirty: [Client] = []
+    var flushScheduled = false
+    /// Chat lines waiting to be stored in one batch.
+    private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace)
 
     private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?
@@ -374,254 +375,6 @@ public final class IRCServer: @unchecked Sendable {
         return TLSBuffers.release(owners: idle)
     }
 
-    // MARK: Input
-
-    func receive(_ client: Client, _ inbound: Client.Inbound) {
-        guard !client.closing else { return }
-        client.activity &+= 1
-        client.lastReadAt = now()
-        client.awaitingPong = false
-        if !client.inbox.isEmpty || !mayProcess(inbound, from: client) || !takeFloodToken(client) {
-            client.inbox.append(inbound)
-            if config.floodBurst > 0, client.inbox.count > config.floodQueue {
-                disconnect(client, reason: "Excess Flood")
-            } else {
-                scheduleDrain(client)
-            }
-            return
-        }
-        process(client, inbound)
-    }
-
-    /// A suspended command finished: run the lines that waited.
-    func resumeInput(_ client: Client) {
-        drain(client)
-    }
-
-    private func drain(_ client: Client) {
-        while !client.closing, let next = client.inbox.first, mayProcess(next, from: client) {
-            guard takeFloodToken(client) else { return scheduleDrain(client) }
-            client.inbox.removeFirst()
-            process(client, next)
-        }
-    }
-
-    /// Whether a line can run now: not while a suspended line waits, and while bot commands are in
-    /// flight, only another bot command (up to `commandPipeline` of them).
-    private func mayProcess(_ inbound: Client.Inbound, from client: Client) -> Bool {
-        guard !client.suspended else { return false }
-        guard client.commandsInFlight > 0 else { return true }
-        guard client.commandsInFlight < config.commandPipeline, case .line(let text) = inbound,
-              let message = try? Message.parse(text), message.command == "PRIVMSG", message.params.count == 2 else { return false }
-        let target = message.params[0]
-        if Names.isChannel(target) { return Bot.isCommand(message.params[1]) }
-        return Names.fold(target) == Names.fold(config.serviceNick)
-    }
-
-    private func scheduleDrain(_ client: Client) {
-        guard !client.suspended, client.commandsInFlight == 0, !client.drainScheduled else { return }
-        client.drainScheduled = true
-        let wait = config.floodBurst > 0 ? max(0.01, (1 - client.floodTokens) / config.floodRate) : 0
-        loop.scheduleTask(in: .milliseconds(Int64(wait * 1000))) { [weak self, weak client] in
-            guard let self, let client else { return }
-            client.drainScheduled = false
-            self.drain(client)
-        }
-    }
-
-    /// Token bucket: `floodBurst` lines at once, then `floodRate` a second. 0 turns it off.
-    private func takeFloodToken(_ client: Client) -> Bool {
-        guard config.floodBurst > 0 else { return true }
-        let t = NIODeadline.now()
-        let elapsed = Double((t - client.floodUpdatedAt).nanoseconds) / 1e9
-        client.floodTokens = min(Double(config.floodBurst), client.floodTokens + elapsed * config.floodRate)
-        client.floodUpdatedAt = t
-        guard client.floodTokens >= 1 else { return false }
-        client.floodTokens -= 1
-        return true
-    }
-
-    private func process(_ client: Client, _ inbound: Client.Inbound) {
-        switch inbound {
-        case .tooLong:
-            answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
-        case .line(let text):
-            do {
-                dispatch(client, try Message.parse(text))
-            } catch {
-                switch error {
-                case .empty:
-                    return
-                case .lineTooLong, .tagsTooLong:
-                    answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
-                case .forbiddenCharacter:
-                    answerUnparsed(client) { $0.fail("INVALID_LINE", "Lines may not contain NUL or a bare CR") }
-                case .invalidCommand(let verb):
-                    answerUnparsed(client) { $0.numeric(.unknownCommand, verb, "Unknown command") }
-                case .missingCommand:
-                    answerUnparsed(client) { $0.numeric(.unknownCommand, "*", "A line needs a command") }
-                }
-            }
-        }
-    }
-
-    private func dispatch(_ client: Client, _ message: Message) {
-        // Refusals go through the reply too: a labeled line gets its label back whatever happens.
-        let reply = Reply(client: client, server: self, command: message.command, label: message.tag("label"))
-        guard let verb = Verbs.table[message.command] else {
-            if client.registered {
-                reply.numeric(.unknownCommand, message.command, "Unknown command")
-            } else {
-                reply.numeric(.notRegistered, "You have not registered")
-            }
-            return reply.finish()
-        }
-        if !client.registered && !verb.beforeRegistration {
-            reply.numeric(.notRegistered, "You have not registered")
-        } else if message.params.count < verb.minParams {
-            reply.numeric(.needMoreParams, message.command, "Not enough parameters")
-        } else {
-            verb.handler(self)(reply, message)
-        }
-        if !reply.isWaiting { reply.finish() }
-    }
-
-    // MARK: Output
-
-    func write(_ line: String, to client: Client) {
-        write(allocator.buffer(string: line), to: client)
-    }
-
-    /// Queues bytes for a client; they reach the socket at the end of this loop turn. Lines of the
-    /// same turn are gathered into one buffer, so a client gets one channel write and one flush per
-    /// turn: a channel write per line (NIO's pipeline and pending-writes bookkeeping) was a third of
-    /// the server's CPU in saturated fan-out. The first line of a turn is kept as it is (often the
-    /// bytes shared by every member); a second one copies it and appends.
-    func write(_ buffer: ByteBuffer, to client: Client) {
-        guard !client.closing else { return }
-        guard client.replaysReading == 0 else {
-            let key = ObjectIdentifier(client)
-            if heldLive[key] == nil { heldLive[key] = buffer } else { heldLive[key]!.writeImmutableBuffer(buffer) }
-            return
-        }
-        queue(buffer, for: client)
-    }
-
-    /// Writes the answer to the client's own line (a reply, a join's replay): never held back.
-    func writeAnswer(_ buffer: ByteBuffer, to client: Client) {
-        guard !client.closing else { return }
-        queue(buffer, for: client)
-    }
-
-    /// Holds the client's live lines until `replayRead` (a join's history is being read).
-    func replayReading(for client: Client) {
-        client.replaysReading += 1
-    }
-
-    /// A replay is written (or there was none to write): the held lines follow once all are.
-    func replayRead(for client: Client) {
-        guard client.replaysReading > 0 else { return }  // released already: the client left
-        client.replaysReading -= 1
-        if client.replaysReading == 0 { releaseHeldLines(of: client) }
-    }
-
-    /// Lets the lines held during replays go at once (the client is leaving).
-    func releaseHeldLines(of client: Client) {
-        client.replaysReading = 0
-        guard let held = heldLive.removeValue(forKey: ObjectIdentifier(client)) else { return }
-        if !client.closing { queue(held, for: client) }
-    }
-
-    private func queue(_ buffer: ByteBuffer, for client: Client) {
-        if client.outbound == nil {
-            client.outbound = buffer
-        } else {
-            client.outbound!.writeImmutableBuffer(buffer)
-        }
-        if !client.hasPendingWrites {
-            client.hasPendingWrites = true
-            dirty.append(client)
-            if !flushScheduled {
-                flushScheduled = true
-                // Runs after this turn's reads: every client gets one flush however many lines it got.
-                loop.execute { self.flushPending() }
-            }
-        }
-    }
-
-    func flushPending() {
-        flushScheduled = false
-        let batch = dirty
-        dirty.removeAll(keepingCapacity: true)
-        for client in batch {
-            client.hasPendingWrites = false
-            guard var bytes = client.outbound else { continue }
-            client.outbound = nil
-            guard let socket = client.socket else {
-                client.activity &+= 1
-                // A buffer swift-nio-ssl makes here (its last one still queued) is this connection's.
-                TLSBuffers.noting(owner: client.id) { client.output.writeAndFlush(NIOAny(bytes), promise: nil) }
-                continue
-            }
-            if client.writesInChannel == 0 && !client.closing {
-                // Debug builds (the tests) check on every send that NIO still has this descriptor open.
-                assert(SocketWrite.descriptor(of: client.channel) == socket, "a send on a descriptor NIO has closed")
-                bytes.moveReaderIndex(forwardBy: SocketWrite.sendNow(bytes, to: socket))
-                if bytes.readableBytes == 0 { continue }
-            }
-            // The rest waits in the channel, and what follows waits behind it.
-            client.writesInChannel += 1
-            let written = loop.makePromise(of: Void.self)
-            written.futureResult.whenComplete { _ in client.writesInChannel -= 1 }
-            client.output.writeAndFlush(NIOAny(bytes), promise: written)
-        }
-    }
-
-    /// The answer to a line that could not be parsed (so it has no command and no label): through a
-    /// reply all the same, so it keeps the client's answer order and carries the tags its
-    /// capabilities ask for (server-time), and a FAIL is a NOTICE for clients without standard-replies.
-    private func answerUnparsed(_ client: Client, _ answer: (Reply) -> Void) {
-        let reply = Reply(client: client, server: self, command: "*", label: nil)
-        answer(reply)
-        reply.finish()
-    }
-
-    /// Sends a server-originated line to one client, outside any reply.
-    func send(_ outgoing: Outgoing, to client: Client) {
-        write(outgoing.buffer(for: client.caps, allocator: allocator), to: client)
-    }
-
-    /// Sends `outgoing` to each recipient once, skipping `except`. The requester's own copy goes into its reply.
-    func broadcast<S: Sequence>(_ outgoing: Outgoing, to recipients: S, except: Client? = nil, reply: Reply? = nil,
-                                only filter: ((Client) -> Bool)? = nil) where S.Element == Client {
-        var bytes = FanoutBytes(allocator: allocator)
-        for client in recipients where client !== except && !client.closing {
-            if let filter, !filter(client) { continue }
-            if let reply, client === reply.client {
-                reply.add(outgoing)
-            } else {
-                write(bytes.bytes(of: outgoing, for: client.caps), to: client)
-            }
-        }
-    }
-
-    /// Everyone who shares a room with `client`, each once.
-    func peers(of client: Client) -> [Client] {
-        if client.rooms.count == 1, let room = client.rooms.first { return room.members }
-        var seen = Set<ObjectIdentifier>()
-        var result: [Client] = []
-        for room in client.rooms {
-            for member in room.members where seen.insert(ObjectIdentifier(member)).inserted {
-                result.append(member)
-            }
-        }
-        return result
-    }
-
-    func peersAndSelf(of client: Client) -> [Client] {
-        client.rooms.isEmpty ? [client] : peers(of: client)
-    }
-
     // MARK: Background work
 
     /// Blocking work (hashing, reads) on the thread pool; the result comes back on the loop.
@@ -644,27 +397,15 @@ public final class IRCServer: @unchecked Sendable {
         return promise.futureResult
     }
 
-    /// Queues a history line; lines of the next `historyBatchDelay` are written in one transaction.
+    /// Queues a history line (a room's or a private one) to be written with the others of its batch.
     func record(_ entry: HistoryEntry) {
         if !entry.conversation.hasPrefix("@") { rooms[entry.conversation]?.hasHistory = true }
-        pendingHistory.append(entry)
-        if !historyFlushScheduled {
-            historyFlushScheduled = true
-            loop.scheduleTask(in: Self.historyBatchDelay) { self.flushHistory() }
-        }
+        history.record(entry)
     }
 
-    /// How long a history line may wait for others to share its transaction. A transaction per
-    /// line rewrote the same table and index pages into the log for every message of a quiet
-    /// room. Reads of history and bot commands send the waiting lines first, so nothing reads
-    /// around them; a crash loses at most this much more history than it would anyway.
-    static let historyBatchDelay = TimeAmount.milliseconds(20)
-
+    /// Sends the history lines waiting for their batch to the Workspace now (before a read or a
+    /// command that must come after them).
     func flushHistory() {
-        historyFlushScheduled = false
-        guard !pendingHistory.isEmpty else { return }
-        let batch = pendingHistory
-        pendingHistory.removeAll(keepingCapacity: true)
-        persist("history") { try $0.appendHistory(batch) }
+        history.flush()
     }
 }

@@ -1,0 +1,39 @@
+import ChorusCore
+import ChorusWorkspace
+import NIOCore
+
+/// Chat lines on their way to the store, kept for `delay` so that a burst shares one transaction:
+/// a transaction per line rewrote the same table and index pages into the log for every message
+/// of a quiet room. Reads of history and bot commands flush the waiting lines first, so nothing
+/// reads around them; a crash loses at most this much more history than it would anyway.
+final class HistoryBuffer {
+    static let delay = TimeAmount.milliseconds(20)
+
+    private let loop: EventLoop
+    private let workspace: Workspace
+    private var pending: [HistoryEntry] = []
+    private var flushScheduled = false
+
+    init(loop: EventLoop, workspace: Workspace) {
+        self.loop = loop
+        self.workspace = workspace
+    }
+
+    /// Queues a line; it is written with the others of its batch. On the loop only.
+    func record(_ entry: HistoryEntry) {
+        pending.append(entry)
+        if !flushScheduled {
+            flushScheduled = true
+            loop.scheduleTask(in: Self.delay) { self.flush() }
+        }
+    }
+
+    /// Hands the waiting lines to the Workspace now.
+    func flush() {
+        flushScheduled = false
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending.removeAll(keepingCapacity: true)
+        workspace.write("history") { try $0.appendHistory(batch) }
+    }
+}
