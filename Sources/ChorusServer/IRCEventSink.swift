@@ -3,6 +3,7 @@ import ChorusCore
 import ChorusIRC
 import ChorusWorkspace
 import Foundation
+import NIOCore
 
 /// The IRC side as one of the Workspace's event sinks: committed events come back to the server's
 /// loop, where `IRCServer.deliver` carries out each plan. Holds the server weakly: the Workspace
@@ -14,13 +15,28 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
         self.server = server
     }
 
-    func publish(_ deliveries: [Delivery], effects: [Outcome.Effect], origin: AnyObject?) {
+    func publish(_ batch: [Committed]) {
         guard let server else { return }
         server.loop.execute {
-            let reply = origin as? Reply
-            for delivery in deliveries { server.deliver(delivery, reply: reply) }
-            server.carryOut(effects, askedBy: reply?.client)
+            for change in batch {
+                let asker = change.origin as? Asker
+                for delivery in change.deliveries { server.deliver(delivery, reply: asker?.reply) }
+                server.carryOut(change.outcome.effects, askedBy: asker?.reply.client)
+                asker?.answer.succeed(change.outcome)
+            }
         }
+    }
+}
+
+/// A line of this server's that waits for a change to commit: the sink puts the change's events
+/// for the asker in `reply` and then completes `answer`, on the loop, in the same turn.
+final class Asker {
+    let reply: Reply
+    let answer: EventLoopPromise<Outcome>
+
+    init(reply: Reply, answer: EventLoopPromise<Outcome>) {
+        self.reply = reply
+        self.answer = answer
     }
 }
 

@@ -22,14 +22,23 @@ public struct Delivery: Sendable {
     }
 }
 
-/// Where committed changes go. Called on the Workspace's writer, in commit order, after the commit
-/// and before the asker hears the outcome: a sink hands the work to its own threads and returns.
-/// `effects` are what the change asks of every transport (a room closed, its settings changed),
-/// carried out after the deliveries. `origin` is what the command's caller passed to
-/// `Workspace.run` (the IRC side passes the reply of the line that asked), nil for changes nobody
-/// asked for (reminders).
+/// One command of a committed batch, as the sinks receive it.
+public struct Committed: @unchecked Sendable {
+    /// How each of its events reaches people.
+    public let deliveries: [Delivery]
+    /// Its answer and what it asks of every transport (`effects`: a room closed, its settings
+    /// changed), carried out after the deliveries.
+    public let outcome: Outcome
+    /// What the command's caller passed to `Workspace.run` (the IRC side: how to reach the line that
+    /// asked), nil for changes nobody asked for (reminders). A sink ignores origins not its own.
+    public let origin: AnyObject?
+}
+
+/// Where committed changes go: once per batch, on the Workspace's writer, in commit order, after
+/// the commit and before each asker's `done`. A sink hands the work to its own threads and
+/// returns (the IRC side: one hop to its event loop per batch, however many commands it held).
 public protocol EventSink: AnyObject, Sendable {
-    func publish(_ deliveries: [Delivery], effects: [Outcome.Effect], origin: AnyObject?)
+    func publish(_ batch: [Committed])
 }
 
 /// The words of an event's room line: the sentence people read and the tags bots read (serialized

@@ -53,7 +53,7 @@ public final class Workspace: @unchecked Sendable {
     /// One piece of queued work. `origin` belongs to the caller's thread and is only handed back
     /// to the sinks, which return to that thread: hence unchecked.
     private enum Work: @unchecked Sendable {
-        case command(any WorkspaceCommand, origin: AnyObject?, done: @Sendable (Outcome) -> Void)
+        case command(any WorkspaceCommand, origin: AnyObject?, done: (@Sendable (Outcome) -> Void)?)
         case write(String, @Sendable (any ChorusStorage) throws -> Void)
         case read(@Sendable (any ChorusStorage) -> Void)
     }
@@ -80,9 +80,10 @@ public final class Workspace: @unchecked Sendable {
 
     // MARK: The door
 
-    /// Runs `command` in the next batch. After the batch commits, its events go to the sinks (with
-    /// `origin`) and then `done` gets the outcome, both on the writer thread.
-    public func run(_ command: any WorkspaceCommand, origin: AnyObject? = nil, done: @escaping @Sendable (Outcome) -> Void) {
+    /// Runs `command` in the next batch. After the batch commits, the sinks get its events and
+    /// outcome (with `origin`), and then `done` gets the outcome, both on the writer thread. A
+    /// caller that is answered through its own sink (the IRC side) passes no `done`.
+    public func run(_ command: any WorkspaceCommand, origin: AnyObject? = nil, done: (@Sendable (Outcome) -> Void)? = nil) {
         enqueue(.command(command, origin: origin, done: done))
     }
 
@@ -234,15 +235,19 @@ public final class Workspace: @unchecked Sendable {
                 }
             }
         }
-        let sinks = self.sinks.withLock { $0 }
+        var committed: [Committed] = []
+        committed.reserveCapacity(results.count)
         var dueMayHaveChanged = false
         for (index, outcome, deliveries) in results {
-            guard case .command(let command, let origin, let done) = batch[index] else { continue }
-            if !deliveries.isEmpty || !outcome.effects.isEmpty {
-                for sink in sinks { sink.publish(deliveries, effects: outcome.effects, origin: origin) }
-            }
-            done(outcome)
+            guard case .command(let command, let origin, _) = batch[index] else { continue }
+            committed.append(Committed(deliveries: deliveries, outcome: outcome, origin: origin))
             if !(command is FireReminders), outcome.events.contains(where: \.changesWhatComesDue) { dueMayHaveChanged = true }
+        }
+        if !committed.isEmpty {
+            for sink in sinks.withLock({ $0 }) { sink.publish(committed) }
+        }
+        for (index, outcome, _) in results {
+            if case .command(_, _, let done?) = batch[index] { done(outcome) }
         }
         if dueMayHaveChanged { announceNextDueNow() }
     }

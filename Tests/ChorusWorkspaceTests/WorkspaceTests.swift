@@ -17,8 +17,8 @@ final class WorkspaceTests: XCTestCase {
     /// Keeps what it is given, in order: the sink a browser or another process will be.
     final class RecordingSink: EventSink, @unchecked Sendable {
         private let published = Mutex<[(deliveries: [Delivery], origin: AnyObject?)]>([])
-        func publish(_ deliveries: [Delivery], effects: [Outcome.Effect], origin: AnyObject?) {
-            published.withLock { $0.append((deliveries, origin)) }
+        func publish(_ batch: [Committed]) {
+            published.withLock { $0 += batch.filter { !$0.deliveries.isEmpty }.map { ($0.deliveries, $0.origin) } }
         }
         var all: [(deliveries: [Delivery], origin: AnyObject?)] { published.withLock { $0 } }
     }

@@ -31,8 +31,6 @@ extension IRCServer {
         let invocation = Invocation(account: account.name, nick: client.nick,
                                     room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
-        // Lines said before the command are stored before it, in its batch.
-        flushHistory()
         // Once the batch has committed, its events and effects have been carried out (the asker's
         // own copies of the events wait in its reply, after the answer): then the answer.
         reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret), for: reply)) { outcome in
@@ -42,12 +40,12 @@ extension IRCServer {
         }
     }
 
-    /// Runs `command` through the Workspace; its outcome comes back on the loop, after the sinks
-    /// have had its events (`reply` is how this server's sink finds the asker).
-    func perform(_ command: any WorkspaceCommand, for reply: Reply?) -> EventLoopFuture<Outcome> {
-        let promise = loop.makePromise(of: Outcome.self)
-        workspace.run(command, origin: reply) { promise.succeed($0) }
-        return promise.futureResult
+    /// Runs `command` through the Workspace; its outcome comes back on the loop, with its events
+    /// and effects carried out just before, in the same turn (`IRCEventSink`).
+    func perform(_ command: any WorkspaceCommand, for reply: Reply) -> EventLoopFuture<Outcome> {
+        let asker = Asker(reply: reply, answer: loop.makePromise(of: Outcome.self))
+        workspace.run(command, origin: asker)
+        return asker.answer.futureResult
     }
 
     /// What a committed change asks of this server's connections.
