@@ -46,10 +46,10 @@ struct IRCEventWording: EventWording {
     let timeZone: TimeZone
     let now: @Sendable () -> Date
 
-    func roomLine(_ event: Event, roomName: String) -> (text: String, clientTags: String) {
+    func roomLine(_ event: Event, roomName: String) -> RoomLineWords {
         let room = event.room
         let text = EventText(when: When(timeZone: timeZone), now: now(), roomName: { $0 == room ? roomName : $0 }).line(event)
-        let tags = EventText.tags(event, roomName: roomName).map { Message.Tag($0.0, $0.1) }
-        return (text, Message.serializedTags(tags))
+        let tags = EventText.tags(event, roomName: roomName)
+        return RoomLineWords(text: text, tags: tags, serializedTags: Message.serializedTags(tags.map { Message.Tag($0.0, $0.1) }))
     }
 }

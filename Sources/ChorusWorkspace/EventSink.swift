@@ -11,6 +11,8 @@ public struct Delivery: Sendable {
     /// The room's line, stored in the event's own transaction (nil for an event without a room,
     /// or one told only to the people it concerns, such as a reminder).
     public let roomLine: HistoryEntry?
+    /// The room line's tags, made with it (nil without a room line).
+    public let tags: [(String, String)]?
     /// Account keys told directly, each unless they heard the room's line.
     public let direct: [String]
     /// The asker's time zone, for the copy the asker gets (times in the lines they read).
@@ -41,8 +43,21 @@ public protocol EventSink: AnyObject, Sendable {
     func publish(_ batch: [Committed])
 }
 
-/// The words of an event's room line: the sentence people read and the tags bots read (serialized
-/// as in IRCv3 message tags), given by the transport that knows how to write them.
+/// The words of an event's room line, given by the transport that knows how to write them.
 public protocol EventWording: Sendable {
-    func roomLine(_ event: Event, roomName: String) -> (text: String, clientTags: String)
+    func roomLine(_ event: Event, roomName: String) -> RoomLineWords
+}
+
+public struct RoomLineWords: Sendable {
+    /// The sentence people read.
+    public var text: String
+    /// The tags bots read, as pairs and serialized as the history row keeps them (IRCv3 message tags).
+    public var tags: [(String, String)]
+    public var serializedTags: String
+
+    public init(text: String, tags: [(String, String)], serializedTags: String) {
+        self.text = text
+        self.tags = tags
+        self.serializedTags = serializedTags
+    }
 }

@@ -259,21 +259,24 @@ public final class Workspace: @unchecked Sendable {
         let deliveries = try outcome.events.map { event -> Delivery in
             let audience = Audience(event)
             var roomLine: HistoryEntry?
+            var tags: [(String, String)]?
             if let room = event.room, !event.isDirectOnly, let name = try tx.roomName(room) {
                 let words = wording.roomLine(event, roomName: name)
+                tags = words.tags
                 let t = now()
                 let line = HistoryEntry(conversation: Account.key(room), msgid: ids.next(at: t), time: t, command: "NOTICE",
                                         source: settings.serviceSource, account: settings.serviceNick, target: name,
-                                        text: words.text, clientTags: words.clientTags,
+                                        text: words.text, clientTags: words.serializedTags,
                                         audience: event.audience.map { $0.map(Account.key) })
                 lines.append(line)
                 roomLine = line
             }
             // A personal job's event has no room to be heard in: its actor is told directly.
             let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
-            var seen = Set<String>()
-            let direct = told.map(Account.key).filter { seen.insert($0).inserted }
-            return Delivery(event: event, audience: audience, roomLine: roomLine, direct: direct, actorTimeZone: outcome.timeZone)
+            var direct: [String] = []  // few: an array beats a set
+            for key in told.map(Account.key) where !direct.contains(key) { direct.append(key) }
+            return Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
+                            actorTimeZone: outcome.timeZone)
         }
         if !lines.isEmpty { try tx.appendHistory(lines) }
         return deliveries

@@ -24,8 +24,9 @@ final class WorkspaceTests: XCTestCase {
     }
 
     struct Words: EventWording {
-        func roomLine(_ event: Event, roomName: String) -> (text: String, clientTags: String) {
-            ("\(event.actor) \(event.type) in \(roomName)", "chorus/event=\(event.type)")
+        func roomLine(_ event: Event, roomName: String) -> RoomLineWords {
+            RoomLineWords(text: "\(event.actor) \(event.type) in \(roomName)", tags: [("chorus/event", event.type)],
+                          serializedTags: "chorus/event=\(event.type)")
         }
     }
 

@@ -77,7 +77,7 @@ extension IRCServer {
         let event = delivery.event
         let t = now()
         let room = event.room.flatMap { rooms[$0] }
-        let tags = EventText.tags(event, roomName: room?.name).map { Message.Tag($0.0, $0.1) }
+        let tags = (delivery.tags ?? EventText.tags(event, roomName: room?.name)).map { Message.Tag($0.0, $0.1) }
         var heardInRoom: (String) -> Bool = { _ in false }
         var text: String?
         if let line = delivery.roomLine, let room {
