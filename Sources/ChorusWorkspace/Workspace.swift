@@ -186,6 +186,9 @@ public final class Workspace: @unchecked Sendable {
         var results: [(index: Int, outcome: Outcome, deliveries: [Delivery])] = []
         do {
             try store.transaction(cache: cache) { tx in
+                // The room lines of the batch's events, stored at its end in one statement run:
+                // one call per line cost more than the insert itself.
+                var roomLines: [HistoryEntry] = []
                 let boards = Boards(store: tx, timeZone: settings.timeZone, now: now)
                 for (index, item) in batch.enumerated() {
                     switch item {
@@ -203,7 +206,7 @@ public final class Workspace: @unchecked Sendable {
                             outcome = command.run(on: boards)
                             guard !outcome.refused else { return false }
                             do {
-                                deliveries = try plan(outcome, tx)
+                                deliveries = try plan(outcome, tx, lines: &roomLines)
                                 return true
                             } catch {
                                 logger.error("could not store a command's events: \(error)")
@@ -216,6 +219,7 @@ public final class Workspace: @unchecked Sendable {
                         preconditionFailure("reads run between batches")
                     }
                 }
+                try tx.appendHistory(roomLines)
             }
         } catch {
             // Nothing of the batch was committed: the transport's own writes are tried again one by
@@ -252,10 +256,10 @@ public final class Workspace: @unchecked Sendable {
         if dueMayHaveChanged { announceNextDueNow() }
     }
 
-    /// Decides, once, how each event of a command reaches people, and stores each room line in the
-    /// command's own transaction, so a line people read in history was committed with its event.
-    private func plan(_ outcome: Outcome, _ tx: any ChorusStorage) throws -> [Delivery] {
-        var lines: [HistoryEntry] = []
+    /// Decides, once, how each event of a command reaches people, and makes each room line, which
+    /// the batch stores in its own transaction: a line people read in history was committed with
+    /// its event.
+    private func plan(_ outcome: Outcome, _ tx: any ChorusStorage, lines: inout [HistoryEntry]) throws -> [Delivery] {
         let deliveries = try outcome.events.map { event -> Delivery in
             let audience = Audience(event)
             var roomLine: HistoryEntry?
@@ -278,7 +282,6 @@ public final class Workspace: @unchecked Sendable {
             return Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
                             actorTimeZone: outcome.timeZone)
         }
-        if !lines.isEmpty { try tx.appendHistory(lines) }
         return deliveries
     }
 }
