@@ -192,6 +192,10 @@ final class BotTests: XCTestCase {
         XCTAssertTrue(again.params[1].contains("mel is already a member of #shop"), again.params[1])
         mona.send("INVITE nobody #shop")
         try mona.expect(command: "401", "nobody")
+        // Made from the shell a moment ago, before the server's list of accounts is read again.
+        _ = try server.server.accounts.register(name: "newcomer", password: "newcomer-password")
+        mona.send("INVITE newcomer #shop")
+        try mona.expect(command: "341", "newcomer", "#shop")
 
         let mel = try login("mel")
         let joined = try mel.expect(command: "JOIN", "#shop")

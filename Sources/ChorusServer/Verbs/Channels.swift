@@ -323,13 +323,22 @@ extension IRCServer {
     }
 
     /// INVITE of an account that is not connected, through the room's rules (`AddMember`).
+    /// The account's name is checked in the store, not only in `accountKeys`: an account made with
+    /// `chorusd account add` a moment ago is not there until the next refresh.
     private func invite(account: String, to room: LiveRoom, by manager: String, reply: Reply) {
-        let roomName = room.name
-        reply.wait(for: perform(AddMember(account: account, room: room.key, by: manager), for: reply)) { result in
+        let roomName = room.name, roomKey = room.key, store = self.store
+        let added = background { try store.account(named: account) }.flatMap { found -> EventLoopFuture<Outcome?> in
+            guard let found else { return self.loop.makeSucceededFuture(nil) }
+            self.accountKeys.insert(found.key)
+            return self.perform(AddMember(account: found.name, room: roomKey, by: manager), for: reply).map { $0 }
+        }
+        reply.wait(for: added) { result in
             switch result {
-            case .success(let outcome) where !outcome.refused:
+            case .success(nil):
+                reply.numeric(.noSuchNick, account, "No such nick")
+            case .success(let outcome?) where !outcome.refused:
                 reply.numeric(.inviting, account, roomName)
-            case .success(let outcome):
+            case .success(let outcome?):
                 reply.fail("CANNOT_INVITE", context: [account, roomName], outcome.replies.joined(separator: " "))
             case .failure:
                 reply.fail("CANNOT_INVITE", context: [account, roomName], Outcome.notCommitted.replies.joined())
@@ -343,8 +352,8 @@ extension IRCServer {
         guard let target = nicks[Names.fold(m.params[0])] else {
             // An account nobody is connected as: a manager makes it a member, and it finds the
             // room at its next login.
-            if accountKeys.contains(Account.key(m.params[0])), let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client),
-               let manager = reply.client.account?.name {
+            if let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client), let manager = reply.client.account?.name,
+               Names.isValidNick(m.params[0]) {
                 return invite(account: m.params[0], to: room, by: manager, reply: reply)
             }
             return reply.numeric(.noSuchNick, m.params[0], "No such nick")
