@@ -1,44 +1,38 @@
 import ChorusCore
 import Foundation
 
-/// Someone left a room (PART, or KICK by `actor`): the room's rules take them out of its work.
-/// The transport has already shown them leaving; this is what it means for what they held.
-public struct LeaveRoom: WorkspaceCommand {
+/// A change of who belongs to a room, through the room's rules (`RoomBoard`).
+public struct MembershipChange: WorkspaceCommand {
+    public enum Kind: Sendable {
+        /// A manager adds an account, whether or not it is connected.
+        case add
+        /// The account left (PART), or `actor` made it leave (KICK): the transport has already
+        /// shown it leaving; this is what it means for the work it held.
+        case leave
+    }
+
+    public let kind: Kind
     public let account: String
     public let room: String
     public let actor: String
 
-    public init(account: String, room: String, by actor: String) {
-        self.account = account
-        self.room = room
-        self.actor = actor
+    public static func add(_ account: String, to room: String, by actor: String) -> MembershipChange {
+        MembershipChange(kind: .add, account: account, room: room, actor: actor)
+    }
+
+    public static func leave(_ account: String, room: String, by actor: String) -> MembershipChange {
+        MembershipChange(kind: .leave, account: account, room: room, actor: actor)
     }
 
     public func run(on boards: Boards) -> Outcome {
         do {
-            return Outcome(events: try boards.rooms.leave(account, room: room, by: actor))
-        } catch {
-            return .refusal("\(error)")
-        }
-    }
-}
-
-/// A manager adds an account to a room, whether or not it is connected.
-public struct AddMember: WorkspaceCommand {
-    public let account: String
-    public let room: String
-    public let actor: String
-
-    public init(account: String, room: String, by actor: String) {
-        self.account = account
-        self.room = room
-        self.actor = actor
-    }
-
-    public func run(on boards: Boards) -> Outcome {
-        do {
-            let (membership, event) = try boards.rooms.add(account, to: room, by: actor)
-            return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
+            switch kind {
+            case .add:
+                let (membership, event) = try boards.rooms.add(account, to: room, by: actor)
+                return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
+            case .leave:
+                return Outcome(events: try boards.rooms.leave(account, room: room, by: actor))
+            }
         } catch let error as JobError {
             return .refusal(error.description)
         } catch {

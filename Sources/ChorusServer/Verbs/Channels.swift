@@ -77,10 +77,10 @@ extension IRCServer {
     }
 
     /// The account left the room (`actor` made it leave, by KICK, or it left): present no more, and
-    /// the room's rules take it out of the work it held there (`LeaveRoom`), telling the room.
+    /// the room's rules take it out of the work it held there (`MembershipChange.leave`), telling the room.
     func forget(_ account: String, in room: LiveRoom, by actor: String) {
         guard room.memberships.removeValue(forKey: Account.key(account)) != nil else { return }
-        workspace.run(LeaveRoom(account: account, room: room.key, by: actor)) { _ in }
+        workspace.run(MembershipChange.leave(account, room: room.key, by: actor))
     }
 
     /// An account was made a member of a room (`!room add`, INVITE): remembered, and each of its
@@ -322,7 +322,7 @@ extension IRCServer {
         }
     }
 
-    /// INVITE of an account that is not connected, through the room's rules (`AddMember`).
+    /// INVITE of an account that is not connected, through the room's rules (`MembershipChange.add`).
     /// The account's name is checked in the store, not only in `accountKeys`: an account made with
     /// `chorusd account add` a moment ago is not there until the next refresh.
     private func invite(account: String, to room: LiveRoom, by manager: String, reply: Reply) {
@@ -330,7 +330,7 @@ extension IRCServer {
         let added = background { try store.account(named: account) }.flatMap { found -> EventLoopFuture<Outcome?> in
             guard let found else { return self.loop.makeSucceededFuture(nil) }
             self.accountKeys.insert(found.key)
-            return self.perform(AddMember(account: found.name, room: roomKey, by: manager), for: reply).map { $0 }
+            return self.perform(MembershipChange.add(found.name, to: roomKey, by: manager), for: reply).map { $0 }
         }
         reply.wait(for: added) { result in
             switch result {
