@@ -13,7 +13,7 @@ public enum Numeric: String, Sendable {
     case whoisAccount = "330", noTopic = "331", topic = "332", topicWhoTime = "333"
     case whoisActually = "338"
     case inviting = "341", version = "351", whoReply = "352", whoSpcRpl = "354", namReply = "353"
-    case banList = "367", endOfBanList = "368", endOfNames = "366", endOfWhowas = "369"
+    case banList = "367", endOfBanList = "368", endOfNames = "366", endOfWhowas = "369", info = "371", endOfInfo = "374"
     case motd = "372", motdStart = "375", endOfMotd = "376", whoisHost = "378", youreOper = "381"
     case time = "391"
     case whoisSecure = "671"
@@ -25,7 +25,7 @@ public enum Numeric: String, Sendable {
     case notRegistered = "451", needMoreParams = "461", alreadyRegistered = "462", passwdMismatch = "464"
     case channelIsFull = "471", unknownMode = "472", inviteOnlyChan = "473", bannedFromChan = "474"
     case badChannelKey = "475", badChanMask = "476", noPrivileges = "481", chanOPrivsNeeded = "482"
-    case noOperHost = "491", uModeUnknownFlag = "501", usersDontMatch = "502"
+    case noOperHost = "491", uModeUnknownFlag = "501", usersDontMatch = "502", invalidKey = "525"
     case loggedIn = "900", loggedOut = "901", nickLocked = "902", saslSuccess = "903", saslFail = "904"
     case saslTooLong = "905", saslAborted = "906", saslAlready = "907", saslMechs = "908"
 }

@@ -60,6 +60,8 @@ public final class IRCServer: @unchecked Sendable {
     var unregisteredCount = 0
     /// What LUSERS reports, kept as counts so a registration never scans every client.
     private(set) var invisibleCount = 0
+    /// The most registered clients there have been at once since start (LUSERS' "max").
+    var peakUsers = 0
     private(set) var operCount = 0
 
     /// Clients with output gathered this loop turn, and whether their flush is scheduled (`IRCServer+Output`).

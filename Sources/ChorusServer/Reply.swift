@@ -109,7 +109,9 @@ final class Reply {
         // The source was written once (`Welcome`): a welcome burst is ~20 numerics.
         out.append(contentsOf: server.welcome.numericSource)
         out.appendUTF8(numeric.rawValue)
-        Message.writeParam(client.nick, isLast: lastParam, to: &out)
+        // Until registration completes the client has no nick of its own, however many it asked
+        // for: a 433 for its NICK is addressed to `*`, as Ergo and InspIRCd do.
+        Message.writeParam(client.registered ? client.nick : "*", isLast: lastParam, to: &out)
     }
 
     /// Adds a line without tags of its own; `write` appends its body.

@@ -52,6 +52,7 @@ enum Verbs {
         "LUSERS": Verb(0, IRCServer.handleLusers),
         "MOTD": Verb(0, IRCServer.handleMotd),
         "VERSION": Verb(0, IRCServer.handleVersion),
+        "INFO": Verb(0, IRCServer.handleInfo),
         "TIME": Verb(0, IRCServer.handleTime),
         // History (Verbs/History.swift)
         "CHATHISTORY": Verb(1, IRCServer.handleChathistory),

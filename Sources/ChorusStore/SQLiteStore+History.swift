@@ -118,7 +118,7 @@ extension SQLiteStore {
             let rows = try Row.fetchAll(db, sql: """
                 SELECT conversation, MAX(time) AS latest, target FROM history
                 WHERE conversation IN (\(marks)) AND time > ? AND time < ?
-                GROUP BY conversation ORDER BY latest DESC LIMIT ?
+                GROUP BY conversation ORDER BY latest ASC LIMIT ?
                 """, arguments: StatementArguments(conversations + [Millis.from(lo), Millis.from(hi), limit] as [any DatabaseValueConvertible]))
             return rows.map { (conversation: $0["conversation"], latest: Millis.date($0["latest"]), target: $0["target"]) }
         }

@@ -220,7 +220,9 @@ final class HistoryTests: XCTestCase {
         b.send("CHATHISTORY TARGETS timestamp=2000-01-01T00:00:00.000Z timestamp=2100-01-01T00:00:00.000Z 10")
         let targetLines = try b.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
         let targets = targetLines.filter { $0.command == "CHATHISTORY" }
-        XCTAssertEqual(Set(targets.map { $0.params[1] }), ["#log", "alice"])
+        // Oldest latest line first (IRCv3 chathistory: TARGETS in ascending order): #log's lines
+        // came before the private one.
+        XCTAssertEqual(targets.map { $0.params[1] }, ["#log", "alice"])
         let targetsBatch = targetLines.first { $0.command == "BATCH" }?.params.first?.dropFirst()
         XCTAssertTrue(targets.allSatisfy { $0.tag("batch") == targetsBatch.map(String.init) }, "\(targets)")
 

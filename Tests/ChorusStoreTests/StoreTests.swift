@@ -195,7 +195,7 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try texts(.before(.msgid("unknown"), limit: 2)), [])
         let targets = try store.historyTargets(among: ["#c", "#other", "#none"], from: base.addingTimeInterval(-1),
                                                to: base.addingTimeInterval(100), limit: 10)
-        XCTAssertEqual(targets.map(\.conversation), ["#c", "#other"])
+        XCTAssertEqual(targets.map(\.conversation), ["#other", "#c"], "oldest latest line first: #other's one line came first")
         XCTAssertEqual(HistoryEntry.conversation(between: "Bob", and: "alice"), HistoryEntry.conversation(between: "alice", and: "bob"))
     }
 

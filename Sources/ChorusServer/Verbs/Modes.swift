@@ -86,7 +86,11 @@ extension IRCServer {
             case "o", "v":
                 guard let nick = nextArg() else { continue }
                 guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return }
-                guard let target = nicks[Names.fold(nick)], room.contains(target) else {
+                guard let target = nicks[Names.fold(nick)] else {
+                    reply.numeric(.noSuchNick, nick, "No such nick")
+                    continue
+                }
+                guard room.contains(target) else {
                     reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                     continue
                 }
@@ -104,7 +108,12 @@ extension IRCServer {
             case "k":
                 guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
                 if adding {
-                    guard let key = nextArg(), !key.isEmpty, !key.contains(",") else { continue }
+                    guard let key = nextArg() else { continue }
+                    // A key must be one word that JOIN can give back: no space, comma or leading colon.
+                    guard !key.isEmpty, !key.contains(" "), !key.contains(","), !key.hasPrefix(":") else {
+                        reply.numeric(.invalidKey, room.name, "Key is not well-formed")
+                        continue
+                    }
                     room.room.modes.key = String(key.prefix(32))
                     applied.append(("+", "k", room.room.modes.key))
                 } else {

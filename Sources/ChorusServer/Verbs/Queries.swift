@@ -101,7 +101,8 @@ extension IRCServer {
     // WHOWAS <nick> [<count>]
     func handleWhowas(_ reply: Reply, _ m: Message) {
         let nick = m.params[0]
-        let count = m.params.count > 1 ? max(1, Int(m.params[1]) ?? 10) : 10
+        // A count of 0 or less asks for every entry (modern.ircdocs.horse, WHOWAS).
+        let count = m.params.count > 1 ? (Int(m.params[1]).map { $0 > 0 ? $0 : Int.max } ?? 10) : 10
         let matches = whowas.reversed().filter { Names.fold($0.nick) == Names.fold(nick) }.prefix(count)
         if matches.isEmpty { reply.numeric(.wasNoSuchNick, nick, "There was no such nickname") }
         for e in matches {
@@ -137,9 +138,12 @@ extension IRCServer {
         if opers > 0 { reply.numeric(.luserOp, String(opers), "operator(s) online") }
         if unregisteredCount > 0 { reply.numeric(.luserUnknown, String(unregisteredCount), "unknown connection(s)") }
         reply.numeric(.luserChannels, String(rooms.count), "rooms formed")
-        reply.numeric(.luserMe, text: "I have \(clients.count) clients and 0 servers")
-        reply.numeric(.localUsers, String(users), String(users), text: "Current local users \(users), max \(users)")
-        reply.numeric(.globalUsers, String(users), String(users), text: "Current global users \(users), max \(users)")
+        // 255, 265 and 266 count registered clients, as 251 does; "max" is the most there have
+        // been since the server started.
+        let peak = peakUsers
+        reply.numeric(.luserMe, text: "I have \(users) clients and 0 servers")
+        reply.numeric(.localUsers, String(users), String(peak), text: "Current local users \(users), max \(peak)")
+        reply.numeric(.globalUsers, String(users), String(peak), text: "Current global users \(users), max \(peak)")
     }
 
     // MOTD
@@ -156,6 +160,17 @@ extension IRCServer {
     func handleVersion(_ reply: Reply, _ m: Message) {
         reply.numeric(.version, version, name, "Chorus: an IRC server for teams that share work")
         for line in welcome.isupport { reply.numeric(.isupport, written: line) }
+    }
+
+    // INFO
+    func handleInfo(_ reply: Reply, _ m: Message) {
+        for line in [
+            "\(version): a chat server for teams that share work.",
+            "Rooms are IRC channels; the \(config.serviceNick) bot runs the team's jobs, chores and lists (type !help in a room).",
+            "Written in Swift on SwiftNIO, swift-nio-ssl and GRDB (SQLite).",
+            "This server started \(welcome.created).",
+        ] { reply.numeric(.info, line) }
+        reply.numeric(.endOfInfo, "End of INFO list")
     }
 
     // TIME

@@ -107,6 +107,8 @@ extension IRCServer {
             return reply.numeric(.alreadyRegistered, "You may not reregister")
         }
         // Printable ASCII but what would break a prefix; bytes, as every kept one is ASCII.
+        // An empty realname is as good as a missing one (irctest; Ergo and InspIRCd answer 461).
+        guard !m.params[3].isEmpty else { return reply.numeric(.needMoreParams, "USER", "Not enough parameters") }
         let user = m.params[0].utf8.lazy.filter { $0 > 32 && $0 < 127 && $0 != UInt8(ascii: "@") && $0 != UInt8(ascii: "!") }.prefix(10)
         client.user = "~" + (user.isEmpty ? "user" : String(decoding: Array(user), as: UTF8.self))
         client.realname = String(m.params[3].prefix(Limits.realnameLength))
@@ -182,6 +184,7 @@ extension IRCServer {
         client.registered = true
         unregisteredCount -= 1
         nicks[client.nickKey] = client
+        peakUsers = max(peakUsers, nicks.count)
         reply.numeric(.welcome, text: "Welcome to the \(config.network) IRC network, \(client.prefix)")
         reply.numeric(.yourHost, text: "Your host is \(name), running version \(version)")
         reply.numeric(.created, text: "This server was created \(welcome.created)")

@@ -1,0 +1,118 @@
+import ChorusIRC
+import XCTest
+
+/// Replies as the specifications (modern.ircdocs.horse, IRCv3) and the conformance suite irctest
+/// want them, each written from the text rather than from what Chorus did before.
+final class ConformanceTests: XCTestCase {
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        server = try TestServer()
+    }
+
+    override func tearDown() {
+        server = nil
+    }
+
+    func registered(_ nick: String) throws -> TestClient {
+        let c = try server.connect()
+        try c.register(nick)
+        return c
+    }
+
+    /// 265/266's max is the most clients seen since start, not the count now; 255 counts
+    /// registered clients, as 251 and 265 do, not connections still registering.
+    func testLusers() throws {
+        let a = try registered("ann")
+        let b = try registered("ben")
+        b.send("QUIT")
+        _ = b.drain(for: 0.3)
+        let unregistered = try server.connect()
+        unregistered.send("NICK half")
+        unregistered.send("PING sync")
+        try unregistered.expect(command: "PONG")
+        a.send("LUSERS")
+        let lines = try a.collect(until: { $0.command == "266" })
+        let me = try XCTUnwrap(lines.first { $0.command == "255" })
+        XCTAssertEqual(me.params.last, "I have 1 clients and 0 servers", "only ann is registered now")
+        let local = try XCTUnwrap(lines.first { $0.command == "265" })
+        XCTAssertEqual(Array(local.params.dropFirst().prefix(2)), ["1", "2"], "1 now, 2 at most")
+        XCTAssertEqual(local.params.last, "Current local users 1, max 2")
+        let global = try XCTUnwrap(lines.first { $0.command == "266" })
+        XCTAssertEqual(Array(global.params.dropFirst().prefix(2)), ["1", "2"])
+        XCTAssertNotNil(lines.first { $0.command == "253" }, "the connection still registering is counted as unknown")
+    }
+
+    /// WHOWAS with a count of 0 or less means no limit.
+    func testWhowasWithoutALimit() throws {
+        let a = try registered("ann")
+        for _ in 0..<3 {
+            let b = try registered("ben")
+            b.send("QUIT")
+            _ = b.drain(for: 0.2)
+        }
+        for count in ["0", "-1"] {
+            a.send("WHOWAS ben \(count)")
+            let lines = try a.collect(until: { $0.command == "369" })
+            XCTAssertEqual(lines.filter { $0.command == "314" }.count, 3, "WHOWAS ben \(count)")
+        }
+        a.send("WHOWAS ben 2")
+        XCTAssertEqual(try a.collect(until: { $0.command == "369" }).filter { $0.command == "314" }.count, 2)
+    }
+
+    /// A key JOIN could not give back (a space, a lone space, a leading colon) is refused with 525.
+    func testMalformedChannelKeysAreRefused() throws {
+        let a = try registered("ann")
+        try a.join("#k")
+        for key in [":bad", "two words", " "] {
+            a.send("MODE #k +k :\(key)")
+            let refused = try a.expect(command: "525", "#k")
+            XCTAssertEqual(refused.params.last, "Key is not well-formed", key)
+        }
+        a.send("MODE #k")
+        let modes = try a.expect(command: "324", "#k")
+        XCTAssertFalse(modes.params.contains { $0.contains("k") && $0.hasPrefix("+") }, "no key was set: \(modes.params)")
+        a.send("MODE #k +k good")
+        try a.expect(command: "MODE", "#k", "+k", "good")
+    }
+
+    /// MODE +o for a nick nobody has is 401; 441 is for a nick that is not in the room.
+    func testOppingSomeoneWhoDoesNotExistIs401() throws {
+        let a = try registered("ann")
+        let b = try registered("ben")
+        try a.join("#r")
+        a.send("MODE #r +o nobody")
+        try a.expect(command: "401", "nobody")
+        a.send("MODE #r +o ben")
+        try a.expect(command: "441", "ben", "#r")
+        b.send("QUIT")
+    }
+
+    /// USER with an empty realname is short of a parameter.
+    func testUserWithAnEmptyRealnameIs461() throws {
+        let c = try server.connect()
+        c.send("NICK ann")
+        c.send("USER ann 0 * :")
+        try c.expect(command: "461", "USER")
+        c.send("USER ann 0 * :Ann")
+        try c.expect(command: "001")
+    }
+
+    /// Before registration a numeric is addressed to `*`: the client has no nick yet.
+    func testNickInUseBeforeRegistrationIsAddressedToStar() throws {
+        let holder = try registered("ann")
+        let c = try server.connect()
+        c.send("NICK ann")
+        let taken = try c.expect(command: "433")
+        XCTAssertEqual(taken.params.prefix(2), ["*", "ann"])
+        holder.send("QUIT")
+    }
+
+    func testInfo() throws {
+        let a = try registered("ann")
+        a.send("INFO")
+        let lines = try a.collect(until: { $0.command == "374" })
+        XCTAssertFalse(lines.filter { $0.command == "371" }.isEmpty)
+        XCTAssertTrue(lines.filter { $0.command == "371" || $0.command == "374" }.allSatisfy { $0.params.first == "ann" })
+    }
+}
