@@ -108,6 +108,9 @@ public struct EventText: Sendable {
             return "\(e.actor) ticked \(d["item"] ?? "?") on the \(d["list"] ?? "?") list"
         case EventType.listItemRemoved:
             return "\(e.actor) removed \(d["item"] ?? "?") from the \(d["list"] ?? "?") list"
+        case EventType.memberRole:
+            let role = d["role"] == Role.manager.rawValue ? "a manager" : "a member"
+            return "\(e.actor) made \(d["member"] ?? "?") \(role) of \(e.room.map(roomName) ?? "the room")"
         case EventType.memberAdded:
             return "\(e.actor) added \(d["member"] ?? "?") to \(e.room.map(roomName) ?? "the room")"
         case EventType.choreLeft:

@@ -67,6 +67,8 @@ public enum EventType {
     public static let listItemDone = "list.item.done"
     public static let listItemRemoved = "list.item.removed"
     public static let memberAdded = "member.added"
+    /// A member became a manager, or a manager a member.
+    public static let memberRole = "member.role"
     /// Someone who left the room is out of a chore's rotation.
     public static let choreLeft = "chore.left"
 }

@@ -4,12 +4,12 @@ import Foundation
 /// held there. The connection side keeps who is present; who is a member, and in what role, is
 /// decided here and stored with its events.
 public struct RoomBoard: Sendable {
-    public let store: any Store & JobStore
+    public let store: any Store & JobStore & ChoreStore
     public let jobs: JobBoard
     public let chores: ChoreBoard
     public let now: @Sendable () -> Date
 
-    public init(store: any Store & JobStore, jobs: JobBoard, chores: ChoreBoard, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(store: any Store & JobStore & ChoreStore, jobs: JobBoard, chores: ChoreBoard, now: @escaping @Sendable () -> Date = { Date() }) {
         self.store = store
         self.jobs = jobs
         self.chores = chores
@@ -33,6 +33,27 @@ public struct RoomBoard: Sendable {
         try store.saveMembership(membership)
         let event = Event(type: EventType.memberAdded, room: Account.key(room), job: nil, actor: actor,
                           data: ["member": member.name], at: now(), concerns: [member.name].filter { Account.key($0) != Account.key(actor) })
+        return (membership, try store.insertEvents([event])[0])
+    }
+
+    /// A manager makes someone in the room a manager (MODE +o) or a member again (-o); voice (+v)
+    /// is remembered with the role. `actor` is nil for a room's operator without an account, who
+    /// may do this only in a room no account manages (it went to whoever came first). The event,
+    /// for a change of role only, is nil when only the voice changed.
+    public func setRole(_ account: String, in room: String, to role: Role, voiced: Bool, by actor: String?) throws -> (Membership, Event?) {
+        if let actor {
+            guard try store.role(of: actor, in: room) == .manager else { throw JobError.notAllowed("Only the room's managers change roles") }
+        } else if try store.members(of: room).contains(where: { try store.role(of: $0, in: room) == .manager }) {
+            throw JobError.notAllowed("Only the room's managers change roles")
+        }
+        let before = try store.role(of: account, in: room)
+        let since = try store.memberships(ofAccount: account).first { $0.room == Account.key(room) }?.since ?? now()
+        let membership = Membership(room: Account.key(room), account: Account.key(account), role: role, voiced: voiced, since: since)
+        try store.saveMembership(membership)
+        guard before != role else { return (membership, nil) }
+        let event = Event(type: EventType.memberRole, room: Account.key(room), job: nil, actor: actor ?? account,
+                          data: ["member": account, "role": role.rawValue], at: now(),
+                          concerns: [account].filter { Account.key($0) != Account.key(actor ?? "") })
         return (membership, try store.insertEvents([event])[0])
     }
 

@@ -42,6 +42,8 @@ public struct Outcome: Sendable {
         case roomSettings(room: String, RoomSettings)
         /// An account is now a member of the room (by key).
         case memberAdded(room: String, account: String)
+        /// A member's role or voice, as now stored.
+        case membership(Membership)
         /// Connections logged in with this token are closed.
         case revokeToken(Int64)
     }

@@ -9,12 +9,14 @@ public struct MembershipChange: WorkspaceCommand {
         /// The account left (PART), or `actor` made it leave (KICK): the transport has already
         /// shown it leaving; this is what it means for the work it held.
         case leave
+        /// `actor` (nil: the room's operator without an account) gives the account a role (MODE ±o, ±v).
+        case role(Role, voiced: Bool)
     }
 
     public let kind: Kind
     public let account: String
     public let room: String
-    public let actor: String
+    public let actor: String?
 
     public static func add(_ account: String, to room: String, by actor: String) -> MembershipChange {
         MembershipChange(kind: .add, account: account, room: room, actor: actor)
@@ -24,14 +26,21 @@ public struct MembershipChange: WorkspaceCommand {
         MembershipChange(kind: .leave, account: account, room: room, actor: actor)
     }
 
+    public static func role(_ role: Role, voiced: Bool, of account: String, in room: String, by actor: String?) -> MembershipChange {
+        MembershipChange(kind: .role(role, voiced: voiced), account: account, room: room, actor: actor)
+    }
+
     public func run(on boards: Boards) -> Outcome {
         do {
             switch kind {
             case .add:
-                let (membership, event) = try boards.rooms.add(account, to: room, by: actor)
+                let (membership, event) = try boards.rooms.add(account, to: room, by: actor ?? "")
                 return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
             case .leave:
-                return Outcome(events: try boards.rooms.leave(account, room: room, by: actor))
+                return Outcome(events: try boards.rooms.leave(account, room: room, by: actor ?? account))
+            case .role(let role, let voiced):
+                let (membership, event) = try boards.rooms.setRole(account, in: room, to: role, voiced: voiced, by: actor)
+                return Outcome(events: event.map { [$0] } ?? [], effects: [.membership(membership)])
             }
         } catch let error as JobError {
             return .refusal(error.description)

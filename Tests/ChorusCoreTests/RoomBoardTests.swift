@@ -101,4 +101,27 @@ final class RoomBoardTests: XCTestCase {
         XCTAssertNil(try store.role(of: "ann", in: "#flat"))
         XCTAssertNil(try store.job(1), "its jobs go with it")
     }
+
+    /// MODE +o and -o remember the role by the room's rules, with an event for a change of role only.
+    func testRolesChangeByTheRoomsRules() throws {
+        XCTAssertThrowsError(try rooms.setRole("cat", in: "#flat", to: .manager, voiced: false, by: "ben")) {
+            XCTAssertEqual($0 as? JobError, .notAllowed("Only the room's managers change roles"))
+        }
+        XCTAssertThrowsError(try rooms.setRole("cat", in: "#flat", to: .manager, voiced: false, by: nil),
+                             "an operator without an account cannot give roles in a room an account manages")
+        let (made, event) = try rooms.setRole("cat", in: "#flat", to: .manager, voiced: false, by: "ann")
+        XCTAssertEqual(made.role, .manager)
+        XCTAssertEqual(event?.type, EventType.memberRole)
+        XCTAssertEqual(event?.data["role"], "manager")
+        XCTAssertEqual(event?.concerns, ["cat"])
+        XCTAssertEqual(try store.role(of: "cat", in: "#flat"), .manager)
+        let (voiced, none) = try rooms.setRole("cat", in: "#flat", to: .manager, voiced: true, by: "ann")
+        XCTAssertTrue(voiced.voiced)
+        XCTAssertNil(none, "only the voice changed")
+
+        // In a room no account manages, whoever runs it may give roles.
+        try store.saveRoom(Room(name: "#open", createdAt: t0))
+        try store.saveMembership(Membership(room: "#open", account: "ben", role: .member, since: t0))
+        XCTAssertEqual(try rooms.setRole("ben", in: "#open", to: .manager, voiced: false, by: nil).0.role, .manager)
+    }
 }

@@ -210,6 +210,23 @@ final class BotTests: XCTestCase {
         try mel.expect("told") { $0.params.last == "mona added max to #shop" }
     }
 
+    /// MODE +o is remembered by the room's rules and the room hears who became a manager.
+    func testOppingSomeoneMakesThemAManagerForGood() throws {
+        let mona = try login("mona"), mel = try login("mel")
+        try mona.join("#shop"); try mel.join("#shop")
+        mona.send("MODE #shop +o mel")
+        try mel.expect(command: "MODE", "#shop", "+o", "mel")
+        try mel.expect("told") { $0.command == "NOTICE" && $0.params.last == "mona made mel a manager of #shop" }
+        mel.send("QUIT")
+        try mona.expect(command: "QUIT")
+        let back = try login("mel")
+        let names = try back.expect(command: "353")
+        XCTAssertTrue(names.params.last?.contains("@mel") == true, "a manager again after logging in: \(names.params)")
+        back.send("PRIVMSG #shop :!assign 1 mona")
+        let answer = try back.expect(command: "NOTICE", "mel")
+        XCTAssertFalse(answer.params[1].contains("for the room's managers"), answer.params[1])
+    }
+
     func testApprovingAReassignmentHandsTheJobOnAndARefusalChangesNothing() throws {
         let mona = try login("mona"), mel = try login("mel"), max = try login("max", caps: ["message-tags"])
         try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")

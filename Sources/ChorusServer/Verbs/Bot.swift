@@ -55,6 +55,7 @@ extension IRCServer {
             case .closeRoom(let key): closeRoom(key, by: asker?.nick ?? config.serviceNick)
             case .roomSettings(let key, let settings): rooms[key]?.apply(settings)
             case .memberAdded(let room, let account): admit(account, to: room)
+            case .membership(let membership): rooms[membership.room]?.memberships[membership.account] = membership
             case .revokeToken(let id):
                 let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { clients[$0] }
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }

@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
 
 extension IRCServer {
@@ -99,10 +100,11 @@ extension IRCServer {
                 guard status.contains(flag) != adding else { continue }
                 if adding { status.insert(flag) } else { status.remove(flag) }
                 room.setStatus(target, status)
-                if let accountKey = target.account?.key {
-                    // Roles are remembered: a manager stays a manager across reconnects.
-                    remember(Membership(room: room.key, account: accountKey, role: status.contains(.op) ? .manager : .member,
-                                        voiced: status.contains(.voice), since: room.memberships[accountKey]?.since ?? now()), in: room)
+                if let account = target.account?.name {
+                    // Roles are remembered, by the room's rules: a manager stays a manager across
+                    // reconnects, and the room hears who became one.
+                    workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
+                                                        of: account, in: room.key, by: client.account?.name))
                 }
                 applied.append((adding ? "+" : "-", ch, target.nick))
             case "k":
