@@ -83,7 +83,15 @@ extension Client: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !closing else { return }
-        framer.feed(unwrapInboundIn(data), allocator: context.channel.allocator) { server.receive(self, $0) }
+        let bytes = unwrapInboundIn(data)
+        // A TLS handshake (a record of type 22, version 3.x) on the plaintext port: say so and close,
+        // rather than answer its bytes as lines and wait for the registration timeout.
+        if !isTLS, !registered, bytes.readableBytes >= 2, bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) == 0x16,
+           bytes.getInteger(at: bytes.readerIndex + 1, as: UInt8.self) == 0x03 {
+            let tls = server.tlsAddress?.port.map { "port \($0)" } ?? "the TLS port"
+            return server.disconnect(self, reason: "This port is plaintext: connect with TLS to \(tls)")
+        }
+        framer.feed(bytes, allocator: context.channel.allocator) { server.receive(self, $0) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -51,6 +51,18 @@ final class RobustnessTests: XCTestCase {
         try c.expect(command: "PONG")
     }
 
+    /// A TLS client on the plaintext port is told at once where to go, and closed, instead of
+    /// getting notices about its handshake bytes and waiting for the registration timeout.
+    func testATLSHandshakeOnThePlaintextPortIsClosedAtOnce() throws {
+        let server = try TestServer()
+        let c = try server.connect()
+        // The start of a ClientHello: handshake record, TLS 1.0 record version, length, then hello.
+        c.sendRaw([0x16, 0x03, 0x01, 0x00, 0xF4, 0x01, 0x00, 0x00, 0xF0, 0x03, 0x03] + Array(repeating: 0x2A, count: 64))
+        let error = try c.expect(command: "ERROR", timeout: 2)
+        XCTAssertTrue(error.params[0].contains("This port is plaintext: connect with TLS to port \(server.tlsPort)"), error.params[0])
+        XCTAssertTrue(c.drain(for: 0.5).isEmpty, "nothing after the ERROR: the connection is closed")
+    }
+
     func testRandomGarbageDoesNotCrashTheServer() throws {
         let server = try TestServer()
         var rng = SystemRandomNumberGenerator()
