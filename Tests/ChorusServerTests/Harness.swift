@@ -72,8 +72,8 @@ final class TestServer {
 
     /// `receiveBuffer` makes the client's socket buffer that small (SO_RCVBUF), so that a client
     /// that stops reading fills the server's side soon.
-    func connect(tls: Bool = false, receiveBuffer: Int32? = nil) throws -> TestClient {
-        try TestClient(port: tls ? tlsPort : plainPort, tls: tls, receiveBuffer: receiveBuffer)
+    func connect(tls: Bool = false, receiveBuffer: Int32? = nil, tlsConfiguration: TLSConfiguration? = nil) throws -> TestClient {
+        try TestClient(port: tls ? tlsPort : plainPort, tls: tls, receiveBuffer: receiveBuffer, tlsConfiguration: tlsConfiguration)
     }
 
     deinit {
@@ -90,9 +90,10 @@ final class TestClient {
     private let inbox = Inbox()
     private(set) var nick = "*"
 
-    init(port: Int, tls: Bool, receiveBuffer: Int32? = nil) throws {
+    /// `tlsConfiguration` replaces the default client configuration (no certificate check).
+    init(port: Int, tls: Bool, receiveBuffer: Int32? = nil, tlsConfiguration: TLSConfiguration? = nil) throws {
         let inbox = self.inbox
-        let sslContext = tls ? try NIOSSLContext(configuration: {
+        let sslContext = tls ? try NIOSSLContext(configuration: tlsConfiguration ?? {
             var c = TLSConfiguration.makeClientConfiguration()
             c.certificateVerification = .none
             return c

@@ -3,6 +3,7 @@ import ChorusIRC
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import NIOSSL
 #endif
 import XCTest
 
@@ -61,6 +62,26 @@ final class RobustnessTests: XCTestCase {
         let error = try c.expect(command: "ERROR", timeout: 2)
         XCTAssertTrue(error.params[0].contains("This port is plaintext: connect with TLS to port \(server.tlsPort)"), error.params[0])
         XCTAssertTrue(c.drain(for: 0.5).isEmpty, "nothing after the ERROR: the connection is closed")
+    }
+
+    /// TLS 1.2 offers Mozilla's "intermediate" suites only: a client that knows nothing but CBC with
+    /// SHA-1 gets no session; one that offers an AEAD suite does.
+    func testTLS12OffersNoCBCWithSHA1() throws {
+        let server = try TestServer()
+        func client(_ suites: [NIOTLSCipher]) -> TLSConfiguration {
+            var c = TLSConfiguration.makeClientConfiguration()
+            c.certificateVerification = .none
+            c.maximumTLSVersion = .tlsv12
+            c.cipherSuiteValues = suites
+            return c
+        }
+        let old = try server.connect(tls: true, tlsConfiguration: client([.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
+                                                                          .TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA]))
+        old.send("NICK old")
+        old.send("USER old 0 * :Old")
+        XCTAssertTrue(old.drain(for: 1).isEmpty, "no handshake, so no welcome")
+        let current = try server.connect(tls: true, tlsConfiguration: client([.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256]))
+        try current.register("current")
     }
 
     func testRandomGarbageDoesNotCrashTheServer() throws {
