@@ -34,6 +34,11 @@ final class HistoryTests: XCTestCase {
         let bob = try server.connect(as: "bob")
         bob.send("PRIVMSG alice :are you coming tonight?")
         try bob.expect(command: "301", "alice", "not connected; they will get your message when they log in")
+        // 301 is a promise: by the time it arrives, the line is stored and held (a crash now would
+        // not lose it). Read straight from the store, without waiting for anything queued.
+        let stored = try server.server.workspace.store.history(of: HistoryEntry.conversation(between: "bob", and: "alice"),
+                                                     .latest(after: nil, limit: 10))
+        XCTAssertEqual(stored.map(\.text), ["are you coming tonight?"])
         bob.send("PRIVMSG Alice :bring the ladder")
         try bob.expect(command: "301", "Alice")
         bob.send("PRIVMSG nobody :hello?")

@@ -28,6 +28,9 @@ extension IRCServer {
             return
         }
         let text = m.params.count > 1 ? m.params[1] : ""
+        // Private lines kept for accounts nobody is connected as (target, msgid): the sender hears
+        // so once they are stored.
+        var held: [(target: String, msgid: String)] = []
         if !isTagMsg && text.isEmpty {
             if !quiet { reply.numeric(.noTextToSend, "No text to send") }
             return
@@ -96,7 +99,7 @@ extension IRCServer {
                 }
             } else {
                 guard let peer = nicks[Names.fold(target)] else {
-                    if messageAccount(out, msgid: msgid, text: text, from: client, reply: reply, only: recipients) { continue }
+                    if messageAccount(out, msgid: msgid, text: text, from: client, reply: reply, held: &held, only: recipients) { continue }
                     if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
                 }
@@ -106,6 +109,7 @@ extension IRCServer {
                 if !isTagMsg, let to = peer.account { recordPrivateLine(out, text: text, from: client, to: to.name, target: peer.nick) }
             }
         }
+        keepHeld(held, for: reply)
     }
 
     /// A line to an account's name that no connection has as its nick (an account's name is its
@@ -115,7 +119,7 @@ extension IRCServer {
     /// (301). Only between accounts: a guest's line has no one to keep it for. False when the
     /// target is no account, or for a NOTICE or TAGMSG to an account nobody is connected as.
     private func messageAccount(_ out: Outgoing, msgid: String, text: String, from client: Client, reply: Reply,
-                                only recipients: (Client) -> Bool) -> Bool {
+                                held: inout [(target: String, msgid: String)], only recipients: (Client) -> Bool) -> Bool {
         let target = out.message.params[0], key = Account.key(target), command = out.message.command
         guard accountKeys.contains(key) else { return false }
         let connections = sessions[key] ?? []
@@ -133,11 +137,26 @@ extension IRCServer {
         }
         if client.caps.contains(.echoMessage) { reply.add(out) }
         if command != "TAGMSG" { recordPrivateLine(out, text: text, from: client, to: target, target: target) }
-        if connections.isEmpty {
-            persist("held line") { try $0.holdPrivateLine(msgid, for: key) }
-            reply.numeric(.away, target, "not connected; they will get your message when they log in")
-        }
+        if connections.isEmpty { held.append((target, msgid)) }
         return true
+    }
+
+    /// Keeps the lines for accounts nobody is connected as, after their history lines, and only
+    /// then tells the sender they will arrive (301): what a sender was told, is kept. The answer
+    /// waits for the write; a line that could not be kept is said to be so.
+    private func keepHeld(_ held: [(target: String, msgid: String)], for reply: Reply) {
+        guard !held.isEmpty else { return }
+        let lines = held.map { ($0.msgid, Account.key($0.target)) }
+        let kept = readAfterWrites { store in for (msgid, account) in lines { try store.holdPrivateLine(msgid, for: account) } }
+        reply.wait(for: kept) { result in
+            for (target, _) in held {
+                if case .success = result {
+                    reply.numeric(.away, target, "not connected; they will get your message when they log in")
+                } else {
+                    reply.fail("MESSAGE_ERROR", context: [target], "Your message to \(target) could not be kept; send it again later")
+                }
+            }
+        }
     }
 
     /// Private lines are kept between accounts, so both sides can page them back later; a guest's
