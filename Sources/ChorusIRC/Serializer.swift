@@ -91,11 +91,13 @@ extension Message {
         }
     }
 
-    /// A middle parameter that cannot stay one: `*` if empty, else without its leading ':' and with
-    /// spaces made '_'. Bytewise is exact: neither byte occurs inside a multi-byte UTF-8 sequence.
+    /// A middle parameter that cannot stay one: without its leading colons, with spaces made '_',
+    /// and `*` if nothing is left (`:` alone wrote nothing before, and shifted the parameters after
+    /// it; `::x` stayed `:x`, which reads as trailing). So every parameter keeps its place. Bytewise
+    /// is exact: neither byte occurs inside a multi-byte UTF-8 sequence.
     private static func writeRepaired(_ param: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
-        guard !param.isEmpty else { return out.append(UInt8(ascii: "*")) }
-        let bytes = param.first == UInt8(ascii: ":") ? param.dropFirst() : param[...]
+        let bytes = param.drop(while: { $0 == UInt8(ascii: ":") })
+        guard !bytes.isEmpty else { return out.append(UInt8(ascii: "*")) }
         for byte in bytes { out.append(byte == UInt8(ascii: " ") ? UInt8(ascii: "_") : byte) }
     }
 
