@@ -6,7 +6,12 @@ import X509
 
 /// The TLS identity: a real certificate when the operator gives one, else a self-signed
 /// ECDSA P-256 certificate made on first start and kept in the data folder.
-enum Certificates {
+/// A certificate or key the server cannot use, named, with what to do.
+public struct CertificateError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+public enum Certificates {
     /// Makes `certPath`/`keyPath` when neither exists. Returns true when it made them.
     @discardableResult
     static func ensureSelfSigned(certPath: String, keyPath: String, serverName: String) throws -> Bool {
@@ -48,12 +53,32 @@ enum Certificates {
         .TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256, .TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
     ]
 
-    static func serverContext(certPath: String, keyPath: String) throws -> NIOSSLContext {
-        let chain = try NIOSSLCertificate.fromPEMFile(certPath).map { NIOSSLCertificateSource.certificate($0) }
-        let key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+    /// The TLS context for the certificate chain and key in these PEM files; an error names the file.
+    public static func serverContext(certPath: String, keyPath: String) throws -> NIOSSLContext {
+        let chain: [NIOSSLCertificateSource]
+        do {
+            chain = try NIOSSLCertificate.fromPEMFile(certPath).map { NIOSSLCertificateSource.certificate($0) }
+        } catch {
+            throw CertificateError(description: "Cannot read the certificate \(certPath) (\(error)): it must be a PEM file "
+                + "of the server's certificate and its chain, readable by this user")
+        }
+        guard !chain.isEmpty else {
+            throw CertificateError(description: "The certificate file \(certPath) holds no certificate (PEM, BEGIN CERTIFICATE)")
+        }
+        let key: NIOSSLPrivateKey
+        do {
+            key = try NIOSSLPrivateKey(file: keyPath, format: .pem)
+        } catch {
+            throw CertificateError(description: "Cannot read the private key \(keyPath) (\(error)): it must be a PEM file "
+                + "of the certificate's private key, readable by this user")
+        }
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
         tls.cipherSuiteValues = tls12Ciphers
-        return try NIOSSLContext(configuration: tls)
+        do {
+            return try NIOSSLContext(configuration: tls)
+        } catch {
+            throw CertificateError(description: "The key \(keyPath) does not go with the certificate \(certPath) (\(error))")
+        }
     }
 }

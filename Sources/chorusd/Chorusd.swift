@@ -11,7 +11,7 @@ struct Chorusd: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorusd",
         abstract: "Chorus: an IRC server for teams that share work.",
-        subcommands: [Serve.self, AccountCommand.self, HashPassword.self],
+        subcommands: [Serve.self, AccountCommand.self, HashPassword.self, Check.self, Backup.self],
         defaultSubcommand: Serve.self)
 }
 
@@ -32,9 +32,9 @@ struct DataOptions: ParsableArguments {
         return settings
     }
 
+    /// The checked store of the data folder (`DataFolder`): an error names the file and what to do.
     func openStore(_ settings: ServerConfig) throws -> SQLiteStore {
-        try FileManager.default.createDirectory(atPath: settings.dataDirectory, withIntermediateDirectories: true)
-        return try SQLiteStore(path: settings.databasePath)
+        try DataFolder(path: settings.dataDirectory).openStore()
     }
 }
 
@@ -105,6 +105,57 @@ struct Serve: ParsableCommand {
         server.shutdown()
         store.close()
         _ = sources
+    }
+}
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Check the data folder as a start would: the database's integrity, the certificate and the key.")
+
+    @OptionGroup var options: DataOptions
+
+    func run() throws {
+        let settings = try options.load()
+        var failed = false
+        do {
+            let store = try options.openStore(settings)
+            store.close()
+            print("database \(settings.databasePath): ok")
+        } catch {
+            print("database: \(error)")
+            failed = true
+        }
+        do {
+            if settings.certificatePath == nil, settings.keyPath == nil,
+               !FileManager.default.fileExists(atPath: settings.resolvedCertificatePath) {
+                print("certificate: none yet; chorusd serve makes a self-signed one at \(settings.resolvedCertificatePath)")
+            } else {
+                _ = try Certificates.serverContext(certPath: settings.resolvedCertificatePath, keyPath: settings.resolvedKeyPath)
+                print("certificate \(settings.resolvedCertificatePath) and key \(settings.resolvedKeyPath): ok")
+            }
+        } catch {
+            print("\(error)")
+            failed = true
+        }
+        if failed { throw ExitCode.failure }
+    }
+}
+
+struct Backup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy the database to FILE, consistently, while the server runs (README, \"Backups\").")
+
+    @OptionGroup var options: DataOptions
+
+    @Argument(help: "The copy to make; it must not exist yet.")
+    var file: String
+
+    func run() throws {
+        let settings = try options.load()
+        let store = try options.openStore(settings)
+        defer { store.close() }
+        try store.backup(to: file)
+        print("copied \(settings.databasePath) to \(file)")
     }
 }
 

@@ -84,6 +84,26 @@ final class RobustnessTests: XCTestCase {
         try current.register("current")
     }
 
+    /// A certificate or key the server cannot use stops the start with an error naming the file.
+    func testABadCertificateOrKeyIsNamed() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-cert-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let garbage = folder.appendingPathComponent("garbage.pem").path
+        try "not a certificate\n".write(toFile: garbage, atomically: true, encoding: .utf8)
+        // A pair that works, made the way the server makes its own.
+        let cert = folder.appendingPathComponent("cert.pem").path, key = folder.appendingPathComponent("key.pem").path
+        _ = try Certificates.ensureSelfSigned(certPath: cert, keyPath: key, serverName: "test")
+        let otherCert = folder.appendingPathComponent("other-cert.pem").path, otherKey = folder.appendingPathComponent("other-key.pem").path
+        _ = try Certificates.ensureSelfSigned(certPath: otherCert, keyPath: otherKey, serverName: "other")
+        for (certPath, keyPath, named) in [(garbage, key, garbage), (cert, garbage, garbage), (cert, otherKey, otherKey)] {
+            XCTAssertThrowsError(try TestServer(configure: { $0.certificatePath = certPath; $0.keyPath = keyPath })) { error in
+                XCTAssertTrue("\(error)".contains(named), "\(error)")
+            }
+        }
+        XCTAssertNoThrow(try TestServer(configure: { $0.certificatePath = cert; $0.keyPath = key }))
+    }
+
     func testRandomGarbageDoesNotCrashTheServer() throws {
         let server = try TestServer()
         var rng = SystemRandomNumberGenerator()
