@@ -308,7 +308,7 @@ public final class IRCServer: @unchecked Sendable {
             if sessions[key]?.isEmpty == true { sessions[key] = nil }
         }
         rememberWhowas(client)
-        let quit = Outgoing(Message(source: client.prefix, "QUIT", ["Quit: \(reason)"]), time: now(), account: client.accountName)
+        let quit = Outgoing(Message(source: client.prefix, "QUIT", [reason]), time: now(), account: client.accountName)
         broadcast(quit, to: peers(of: client), except: client)
         for room in client.rooms { room.remove(client) }
         client.rooms.removeAll()

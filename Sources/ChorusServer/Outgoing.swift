@@ -75,9 +75,17 @@ struct FanoutBytes {
 extension Outgoing {
     /// A stored line played back to `target` (a room's replay, private lines that waited): with its
     /// own time, which a client without server-time reads in front of the text.
+    /// Its client tags (an event's `chorus/*`, a `+draft/reply`) come back too: a bot that
+    /// reconnects reads replayed events as it read them live.
     init(replaying entry: HistoryEntry, to target: String, stampingText: Bool) {
         let text = stampingText ? "[\(Timestamp.short(entry.time))] \(entry.text)" : entry.text
         self.init(Message(source: entry.source, entry.command, [target, text]), time: entry.time, msgid: entry.msgid,
-                  account: entry.account)
+                  account: entry.account, clientTags: Self.tags(stored: entry.clientTags))
+    }
+
+    /// Tags as a history row keeps them (`key=value;…`, escaped as on the wire).
+    static func tags(stored: String) -> [Message.Tag] {
+        guard !stored.isEmpty, let parsed = try? Message.parse("@\(stored) X") else { return [] }
+        return parsed.tags
     }
 }

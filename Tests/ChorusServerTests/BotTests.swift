@@ -227,6 +227,19 @@ final class BotTests: XCTestCase {
         XCTAssertFalse(answer.params[1].contains("for the room's managers"), answer.params[1])
     }
 
+    /// A bot that rejoins reads the replayed events with the tags it read live.
+    func testReplayedEventsKeepTheirTags() throws {
+        let mona = try login("mona")
+        try mona.join("#shop")
+        mona.send("PRIVMSG #shop :!job add Count the till")
+        try mona.expect("created") { $0.params.last?.contains("Count the till") == true }
+        let bot = try login("oz", caps: ["message-tags"])
+        bot.send("JOIN #shop")
+        let replayed = try bot.expect("replayed event") { $0.command == "NOTICE" && $0.params.last?.contains("Count the till") == true }
+        XCTAssertEqual(replayed.tag("chorus/event"), "job.created")
+        XCTAssertEqual(replayed.tag("chorus/job"), "1")
+    }
+
     func testApprovingAReassignmentHandsTheJobOnAndARefusalChangesNothing() throws {
         let mona = try login("mona"), mel = try login("mel"), max = try login("max", caps: ["message-tags"])
         try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")

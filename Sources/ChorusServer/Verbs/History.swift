@@ -87,12 +87,7 @@ extension IRCServer {
             switch result {
             case .success(let entries):
                 reply.batch("chathistory", [target]) {
-                    for e in entries {
-                        var tags: [Message.Tag] = []
-                        if !e.clientTags.isEmpty, let parsed = try? Message.parse("@\(e.clientTags) X") { tags = parsed.tags }
-                        reply.add(Outgoing(Message(source: e.source, e.command, [e.target, e.text]), time: e.time,
-                                           msgid: e.msgid, account: e.account, clientTags: tags))
-                    }
+                    for e in entries { reply.add(Outgoing(replaying: e, to: e.target, stampingText: false)) }
                 }
             case .failure:
                 reply.fail("MESSAGE_ERROR", context: [sub, target], "Could not read history")

@@ -131,7 +131,9 @@ extension IRCServer {
 
     // QUIT [:<reason>]
     func handleQuit(_ reply: Reply, _ m: Message) {
-        let reason = m.params.first ?? "Client quit"
+        // A user's own reason is marked as theirs, so others can tell it from the server's
+        // (`Ping timeout`, `Excess Flood`), as other servers do.
+        let reason = "Quit: " + (m.params.first ?? "Client quit")
         reply.client.quitReason = reason
         reply.finish()
         disconnect(reply.client, reason: reason)
