@@ -227,6 +227,18 @@ final class BotTests: XCTestCase {
         XCTAssertFalse(answer.params[1].contains("for the room's managers"), answer.params[1])
     }
 
+    /// The bot's answers to one person carry the same account tag as its room events.
+    func testAnswersCarryTheBotsAccountTag() throws {
+        let mona = try login("mona", caps: ["account-tag"])
+        try mona.join("#shop")
+        mona.send("PRIVMSG #shop :!jobs")
+        let answer = try mona.expect(command: "NOTICE", "mona")
+        XCTAssertEqual(answer.tag("account"), "Chorus")
+        mona.send("PRIVMSG #shop :!job add Count the till")
+        let event = try mona.expect(command: "NOTICE", "#shop")
+        XCTAssertEqual(event.tag("account"), answer.tag("account"))
+    }
+
     /// A bot that rejoins reads the replayed events with the tags it read live.
     func testReplayedEventsKeepTheirTags() throws {
         let mona = try login("mona")

@@ -115,4 +115,22 @@ final class ConformanceTests: XCTestCase {
         XCTAssertFalse(lines.filter { $0.command == "371" }.isEmpty)
         XCTAssertTrue(lines.filter { $0.command == "371" || $0.command == "374" }.allSatisfy { $0.params.first == "ann" })
     }
+
+    /// IRCv3 bot mode: a +B client's messages carry the `bot` tag; others' do not.
+    func testABotsMessagesCarryTheBotTag() throws {
+        let listener = try server.connect()
+        try listener.register("ann", caps: ["message-tags"])
+        try listener.join("#r")
+        let bot = try registered("ci")
+        try bot.join("#r")
+        bot.send("MODE ci +B")
+        try bot.expect(command: "MODE", "ci", "+B")
+        bot.send("PRIVMSG #r :build passed")
+        let line = try listener.expect(command: "PRIVMSG", "#r", "build passed")
+        XCTAssertNotNil(line.tag("bot"))
+        let person = try registered("ben")
+        try person.join("#r")
+        person.send("PRIVMSG #r :thanks")
+        XCTAssertNil(try listener.expect(command: "PRIVMSG", "#r", "thanks").tag("bot"))
+    }
 }

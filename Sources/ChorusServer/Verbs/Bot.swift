@@ -15,8 +15,7 @@ extension IRCServer {
     func runCommand(_ text: String, in room: LiveRoom?, reply: Reply) {
         let client = reply.client
         guard let account = client.account else {
-            return reply.send(Message(source: serviceSource, "NOTICE", [client.nick,
-                "Log in to use commands: REGISTER <name> * <password> makes an account; SASL or PASS logs in."]))
+            return answer("Log in to use commands: REGISTER <name> * <password> makes an account; SASL or PASS logs in.", in: reply)
         }
         var myRooms: [String: String] = [:]
         for live in rooms.values where live.memberships[account.key] != nil { myRooms[live.key] = live.name }
@@ -34,10 +33,13 @@ extension IRCServer {
         // Once the batch has committed, its events and effects have been carried out (the asker's
         // own copies of the events wait in its reply, after the answer): then the answer.
         reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret), for: reply)) { outcome in
-            for line in outcome.replies {
-                reply.send(Message(source: self.serviceSource, "NOTICE", [reply.client.nick, line]))
-            }
+            for line in outcome.replies { self.answer(line, in: reply) }
         }
+    }
+
+    /// A line from the bot to the asker alone, with the same `account` tag as its room events.
+    private func answer(_ line: String, in reply: Reply) {
+        reply.add(Outgoing(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]), time: now(), account: config.serviceNick))
     }
 
     /// Runs `command` through the Workspace; its outcome comes back on the loop, with its events

@@ -35,8 +35,10 @@ extension IRCServer {
             if !quiet { reply.numeric(.noTextToSend, "No text to send") }
             return
         }
-        let clientTags = m.clientTags
+        var clientTags = m.clientTags
         if isTagMsg && clientTags.isEmpty { return }
+        // IRCv3 bot mode: what a +B client says carries the `bot` tag, so clients can tell.
+        if client.isBot { clientTags.append(Message.Tag("bot")) }
         client.lastSpokeAt = now()
         for target in targets.split(separator: ",").prefix(4).map(String.init) {
             let t = now()
