@@ -98,6 +98,8 @@ final class Client {
     enum Inbound {
         case line(String)
         case tooLong
+        /// A line that is not UTF-8, as decoded with U+FFFD: refused (`UTF8ONLY`), never relayed.
+        case notUTF8(String)
     }
 
     /// Made as the channel is set up, before it is registered or active.

@@ -57,9 +57,14 @@ struct LineFramer {
                 continue
             }
             if length > 0 && view[newline - 1] == UInt8(ascii: "\r") { length -= 1 }
-            // Invalid UTF-8 becomes U+FFFD rather than an error: one bad byte should not cost a line.
-            let text = String(decoding: view[view.startIndex..<(view.startIndex + length)], as: UTF8.self)
+            let bytes = view[view.startIndex..<(view.startIndex + length)]
+            let text = String(decoding: bytes, as: UTF8.self)
             buffer.moveReaderIndex(forwardBy: newline - view.startIndex + 1)
+            // Decoding repairs invalid UTF-8 with U+FFFD, which changes the length or leaves an
+            // EF byte; only then is the line checked again, exactly (a client may send U+FFFD).
+            if text.utf8.count != length || (text.utf8.contains(0xEF) && String(validating: bytes, as: UTF8.self) == nil) {
+                return .notUTF8(text)
+            }
             return .line(text)
         }
     }

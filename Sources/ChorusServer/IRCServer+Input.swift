@@ -78,6 +78,13 @@ extension IRCServer {
         switch inbound {
         case .tooLong:
             answerUnparsed(client) { $0.numeric(.inputTooLong, "Input line was too long") }
+        case .notUTF8(let line):
+            // UTF8ONLY: refused, and answered as the line's command with its label, as Ergo does.
+            let why = "Message rejected: this server takes UTF-8 only (UTF8ONLY)"
+            guard let message = try? Message.parse(line) else { return answerUnparsed(client) { $0.fail("INVALID_UTF8", why) } }
+            let reply = Reply(client: client, server: self, command: message.command, label: message.tag("label"))
+            reply.fail("INVALID_UTF8", why)
+            reply.finish()
         case .line(let text):
             do {
                 dispatch(client, try Message.parse(text))

@@ -133,4 +133,20 @@ final class ConformanceTests: XCTestCase {
         person.send("PRIVMSG #r :thanks")
         XCTAssertNil(try listener.expect(command: "PRIVMSG", "#r", "thanks").tag("bot"))
     }
+
+    /// UTF8ONLY: a line that is not UTF-8 is refused with FAIL <command> INVALID_UTF8, labeled,
+    /// and nobody receives it.
+    func testALineThatIsNotUTF8IsRefusedAndNotRelayed() throws {
+        let sender = try server.connect()
+        try sender.register("ann", caps: ["labeled-response", "standard-replies", "batch"])
+        try sender.join("#u")
+        let listener = try registered("ben")
+        try listener.join("#u")
+        sender.sendRaw(Array("@label=xyz PRIVMSG #u hi".utf8) + [0xAA] + Array("\r\n".utf8))
+        let fail = try sender.expect(command: "FAIL", "PRIVMSG", "INVALID_UTF8")
+        XCTAssertEqual(fail.tag("label"), "xyz")
+        sender.send("PRIVMSG #u :fine")
+        let next = try listener.expect(command: "PRIVMSG")
+        XCTAssertEqual(next.params.last, "fine", "the bad line was not relayed")
+    }
 }

@@ -12,6 +12,7 @@ final class LineFramerTests: XCTestCase {
                 switch line {
                 case .line(let text): out.append(text)
                 case .tooLong: out.append("<too long>")
+                case .notUTF8(let text): out.append("<not UTF-8> " + text)
                 }
             }
         }
@@ -33,12 +34,24 @@ final class LineFramerTests: XCTestCase {
         XCTAssertEqual(lines(["0123456789abcdef\n"]), ["0123456789abcdef"])
     }
 
-    func testInvalidUTF8BecomesReplacementCharacters() {
-        var framer = LineFramer(maxLineLength: 64)
-        var got: [String] = []
-        framer.feed(ByteBuffer(bytes: [0x61, 0xFF, 0x62, 0x0A]), allocator: ByteBufferAllocator()) {
-            if case .line(let t) = $0 { got.append(t) }
+    /// A line that is not UTF-8 is told apart (decoded with U+FFFD, for its command and label),
+    /// however its bad bytes fall; a U+FFFD the client sent itself is UTF-8 like any character.
+    func testLinesThatAreNotUTF8AreToldApart() {
+        func framed(_ bytes: [UInt8]) -> [String] {
+            var framer = LineFramer(maxLineLength: 64)
+            var got: [String] = []
+            framer.feed(ByteBuffer(bytes: bytes + [0x0A]), allocator: ByteBufferAllocator()) {
+                switch $0 {
+                case .line(let t): got.append(t)
+                case .notUTF8(let t): got.append("<not UTF-8> " + t)
+                case .tooLong: got.append("<too long>")
+                }
+            }
+            return got
         }
-        XCTAssertEqual(got, ["a\u{FFFD}b"])
+        XCTAssertEqual(framed([0x61, 0xFF, 0x62]), ["<not UTF-8> a\u{FFFD}b"])
+        // A 4-byte sequence cut after 3 bytes becomes one 3-byte U+FFFD: the length alone misses it.
+        XCTAssertEqual(framed([0x61, 0xF0, 0x9F, 0x98, 0x62]), ["<not UTF-8> a\u{FFFD}b"])
+        XCTAssertEqual(framed(Array("a\u{FFFD}b é 🧽".utf8)), ["a\u{FFFD}b é 🧽"])
     }
 }
