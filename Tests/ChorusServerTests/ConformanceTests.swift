@@ -149,4 +149,18 @@ final class ConformanceTests: XCTestCase {
         let next = try listener.expect(command: "PRIVMSG")
         XCTAssertEqual(next.params.last, "fine", "the bad line was not relayed")
     }
+
+    /// echo-message: a line to yourself comes back twice, the delivery and the echo, which
+    /// carries the label; labeled-response labels an unknown command's 421 too.
+    func testAMessageToYourselfIsDeliveredAndEchoed() throws {
+        let c = try server.connect()
+        try c.register("ann", caps: ["echo-message", "labeled-response", "batch"])
+        c.send("@label=me PRIVMSG ann :note to self")
+        let first = try c.expect(command: "PRIVMSG", "ann", "note to self")
+        let second = try c.expect(command: "PRIVMSG", "ann", "note to self")
+        XCTAssertEqual([first, second].compactMap { $0.tag("label") }, ["me"], "one delivery, one labeled echo")
+        c.send("@label=what FROBNICATE")
+        let unknown = try c.expect(command: "421")
+        XCTAssertEqual(unknown.tag("label"), "what")
+    }
 }

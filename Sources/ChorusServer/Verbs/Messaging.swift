@@ -106,7 +106,8 @@ extension IRCServer {
                     continue
                 }
                 if recipients(peer) { send(out, to: peer) }
-                if echo && peer !== client { reply.add(out) }
+                // To yourself with echo-message: the delivery and the (labeled) echo, both.
+                if echo { reply.add(out) }
                 if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
                 if !isTagMsg, let to = peer.account { recordPrivateLine(out, text: text, from: client, to: to.name, target: peer.nick) }
             }
