@@ -233,7 +233,7 @@ public struct JobBoard: Sendable {
         }
         job.status = target == .created || target == .assigned ? (job.assignee == nil ? .created : .assigned) : target
         var data = ["from": from.rawValue, "to": job.status.rawValue]
-        if let reason, !reason.isEmpty { data["reason"] = reason }
+        if let reason, !reason.isEmpty { data["reason"] = String(reason.prefix(Self.maxReasonLength)) }
         var concerns: [String] = []
         if job.status == .completed { concerns.append(job.creator) }
         if job.status == .cancelled || job.status == .created || job.status == .assigned, let a = job.assignee { concerns.append(a) }
@@ -241,6 +241,11 @@ public struct JobBoard: Sendable {
     }
 
     public enum Field: String, Sendable, CaseIterable { case title, due, description }
+
+    /// What is stored of people's words is bounded; what is longer than a line is split on the wire.
+    public static let maxCommentLength = 1000
+    public static let maxTaskLength = 200
+    public static let maxReasonLength = 300
 
     public func edit(_ id: Int64, title: String? = nil, description: String? = nil, due: Date?? = nil, by actor: String) throws -> Change {
         var (job, role) = try access(id, by: actor)
@@ -270,6 +275,7 @@ public struct JobBoard: Sendable {
         try requireWorker(role, job, actor, "add tasks to")
         let text = text.trimmed
         guard !text.isEmpty else { throw JobError.invalid("A task needs some text") }
+        guard text.count <= Self.maxTaskLength else { throw JobError.invalid("A task is at most \(Self.maxTaskLength) characters") }
         guard job.tasks.count < 50 else { throw JobError.invalid("A job has at most 50 tasks") }
         job.tasks.append(Job.Task(text: text))
         return try save(job, [event(EventType.taskAdded, job, actor, ["task": String(job.tasks.count), "text": text])])
@@ -293,6 +299,9 @@ public struct JobBoard: Sendable {
         let (job, _) = try access(id, by: actor)
         let text = text.trimmed
         guard !text.isEmpty else { throw JobError.invalid("A comment needs some text") }
+        guard text.count <= Self.maxCommentLength else {
+            throw JobError.invalid("A comment is at most \(Self.maxCommentLength) characters; say the rest in another")
+        }
         let t = now()
         var concerns = [job.creator] + (job.assignee.map { [$0] } ?? [])
         concerns.removeAll { Account.key($0) == Account.key(actor) }

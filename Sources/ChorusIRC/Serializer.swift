@@ -149,3 +149,65 @@ extension Array where Element == UInt8 {
         }
     }
 }
+
+extension Message {
+    /// What to do with a line whose body would pass `Limits.lineBytes`.
+    public enum Overlong: Sendable {
+        /// Cut its last parameter (a relayed line: other servers cut too).
+        case cut
+        /// Split its last parameter, at spaces where it can, over lines of their own (the
+        /// server's own notices, which must arrive whole).
+        case split
+    }
+
+    /// `writeLine`, keeping every line's body (tags aside) within `Limits.lineBytes`, CR LF
+    /// included: clients cut or drop longer lines. Lines after the first carry only the tags
+    /// `continuation` keeps (a message id names one line).
+    public func writeLines(to out: inout [UInt8], tags: [Tag], overlong: Overlong, continuation: (Tag) -> Bool) {
+        let start = out.count
+        writeLine(to: &out, tags: tags)
+        var bodyStart = start
+        if !tags.isEmpty, let space = out[start...].firstIndex(of: UInt8(ascii: " ")) { bodyStart = space + 1 }
+        let bodyBytes = out.count - bodyStart
+        guard bodyBytes > Limits.lineBytes, let text = params.last, !text.isEmpty else { return }
+        out.removeSubrange(start...)
+        // Everything but the text: the line as it is less the text's bytes (its ':' stays counted).
+        let budget = max(32, Limits.lineBytes - (bodyBytes - text.utf8.count))
+        let pieces = overlong == .cut ? [Self.prefix(of: Array(text.utf8)[...], bytes: budget)] : Self.pieces(of: text, bytes: budget)
+        let later = tags.filter(continuation)
+        for (i, piece) in pieces.enumerated() {
+            var line = self
+            line.params[line.params.count - 1] = String(decoding: piece, as: UTF8.self)
+            line.writeLine(to: &out, tags: i == 0 ? tags : later)
+        }
+    }
+
+    /// The longest start of `bytes` within `limit` that ends on a character boundary.
+    public static func prefix(of bytes: ArraySlice<UInt8>, bytes limit: Int) -> ArraySlice<UInt8> {
+        guard bytes.count > limit else { return bytes }
+        var end = bytes.startIndex + limit
+        // Not inside a multi-byte character: back off continuation bytes (10xxxxxx).
+        while end > bytes.startIndex && bytes[end] & 0xC0 == 0x80 { end -= 1 }
+        return bytes[bytes.startIndex..<end]
+    }
+
+    /// `text` in pieces of at most `limit` bytes, broken at the last space that fits where there
+    /// is one (the space itself dropped), else at a character boundary.
+    static func pieces(of text: String, bytes limit: Int) -> [ArraySlice<UInt8>] {
+        let all = Array(text.utf8)
+        var rest = all[...]
+        var pieces: [ArraySlice<UInt8>] = []
+        while rest.count > limit {
+            let window = prefix(of: rest, bytes: limit)
+            if let space = window.lastIndex(of: UInt8(ascii: " ")), space > window.startIndex {
+                pieces.append(rest[rest.startIndex..<space])
+                rest = rest[(space + 1)...]
+            } else {
+                pieces.append(window)
+                rest = rest[window.endIndex...]
+            }
+        }
+        if !rest.isEmpty || pieces.isEmpty { pieces.append(rest) }
+        return pieces
+    }
+}

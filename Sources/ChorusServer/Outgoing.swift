@@ -13,13 +13,18 @@ struct Outgoing {
     var clientTags: [Message.Tag] = []
     /// Set only on lines of a reply: the batch they belong to.
     var batch: String?
+    /// A line too long for the wire is cut (what a client relays), or split (the server's own
+    /// notices, which must arrive whole).
+    var overlong = Message.Overlong.cut
 
-    init(_ message: Message, time: Date, msgid: String? = nil, account: String? = nil, clientTags: [Message.Tag] = []) {
+    init(_ message: Message, time: Date, msgid: String? = nil, account: String? = nil, clientTags: [Message.Tag] = [],
+         overlong: Message.Overlong = .cut) {
         self.message = message
         self.time = time
         self.msgid = msgid
         self.account = account
         self.clientTags = clientTags
+        self.overlong = overlong
     }
 
     /// Appends the line as a client with `caps` should read it, with its CR LF: plus `label` when it
@@ -31,7 +36,7 @@ struct Outgoing {
             tags.append(contentsOf: clientTags)
         }
         if caps.contains(.accountTag), let account { tags.append(.init("account", account)) }
-        message.writeLine(to: &out, tags: tags)
+        message.writeLines(to: &out, tags: tags, overlong: overlong, continuation: { $0.key != "msgid" && $0.key != "label" })
     }
 
     /// The tags of a line without message id, account or client tags (a server's numeric, say), as
@@ -79,8 +84,10 @@ extension Outgoing {
     /// reconnects reads replayed events as it read them live.
     init(replaying entry: HistoryEntry, to target: String, stampingText: Bool) {
         let text = stampingText ? "[\(Timestamp.short(entry.time))] \(entry.text)" : entry.text
+        // Notices (the bot's events among them) are split rather than cut: they must be read whole.
         self.init(Message(source: entry.source, entry.command, [target, text]), time: entry.time, msgid: entry.msgid,
-                  account: entry.account, clientTags: Self.tags(stored: entry.clientTags))
+                  account: entry.account, clientTags: Self.tags(stored: entry.clientTags),
+                  overlong: entry.command == "NOTICE" ? .split : .cut)
     }
 
     /// Tags as a history row keeps them (`key=value;…`, escaped as on the wire).

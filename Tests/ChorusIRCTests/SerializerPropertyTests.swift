@@ -50,4 +50,30 @@ final class SerializerPropertyTests: XCTestCase {
         XCTAssertEqual(line, ":a!b@c PRIVMSG bob * x z hi")
         XCTAssertEqual(try Message.parse(line).params.count, 5)
     }
+
+    /// A line too long for the wire: split, every line fits and parses and nothing is lost but the
+    /// spaces it was broken at; cut, one line that fits and ends on a character boundary.
+    func testOverlongLinesAreSplitOrCutOnCharacterBoundaries() throws {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<300 {
+            let text = (0..<Int.random(in: 50...400, using: &rng)).map { _ in Self.pieces.randomElement(using: &rng)! }.joined()
+            let message = Message(source: "Chorus!bot@chorus.local", "NOTICE", ["#room", text])
+            var split: [UInt8] = []
+            message.writeLines(to: &split, tags: [.init("msgid", "m1")], overlong: .split, continuation: { $0.key != "msgid" })
+            let lines = String(decoding: split, as: UTF8.self).split(separator: "\r\n").map(String.init)
+            var rebuilt = ""
+            for (i, line) in lines.enumerated() {
+                let parsed = try Message.parse(line)
+                XCTAssertLessThanOrEqual(line.utf8.count - (line.firstIndex(of: " ").map { line.utf8.distance(from: line.utf8.startIndex, to: $0) + 1 } ?? 0) + 2, 512)
+                XCTAssertEqual(parsed.tag("msgid"), i == 0 ? "m1" : nil, "the message id names the first line only")
+                rebuilt += parsed.params[1]
+            }
+            // Bytes: a space before a combining mark is one Character with it, and may be a break.
+            XCTAssertEqual(rebuilt.utf8.filter { $0 != 0x20 }, text.utf8.filter { $0 != 0x20 })
+            var cut: [UInt8] = []
+            message.writeLines(to: &cut, tags: [], overlong: .cut, continuation: { _ in true })
+            XCTAssertLessThanOrEqual(cut.count, 512)
+            XCTAssertNotNil(String(validating: cut, as: UTF8.self), "no character cut in two")
+        }
+    }
 }

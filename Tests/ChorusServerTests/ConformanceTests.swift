@@ -163,4 +163,47 @@ final class ConformanceTests: XCTestCase {
         let unknown = try c.expect(command: "421")
         XCTAssertEqual(unknown.tag("label"), "what")
     }
+
+    /// No line over 512 bytes (tags aside, CR LF included) leaves the server: the bot's long
+    /// notices are split at spaces and arrive whole, and a relayed line is cut to fit its longer
+    /// source. The longest legal line of each kind is sent, and every line received is measured.
+    func testNoLineLeavesLongerThan512Bytes() throws {
+        try server.addAccount("ann", "ann-password")
+        let ann = try server.connect(as: "ann", caps: ["message-tags"])
+        try ann.join("#longroom-with-a-long-name")
+        let listener = try server.connect()
+        try listener.register("listener-with-a-long-nick")
+        try listener.join("#longroom-with-a-long-name")
+        func bodyBytes(_ line: String) -> Int {
+            let body = line.hasPrefix("@") ? line[line.index(after: line.firstIndex(of: " ")!)...] : line[...]
+            return body.utf8.count + 2
+        }
+        let room = "#longroom-with-a-long-name"
+        let title = String(repeating: "Fix the très long sink ", count: 8).trimmingCharacters(in: .whitespaces)
+        ann.send("PRIVMSG \(room) :!job add \(title.prefix(200))")
+        try ann.expect("created") { $0.params.last?.contains("created job 1") == true }
+        let words = (0..<300).map { "word\($0)é" }.joined(separator: " ")
+        let comment = String(words.prefix(900))
+        // The longest a client may send: 510 bytes before CR LF.
+        let prefix = "PRIVMSG \(room) :!comment 1 "
+        let typed = String(decoding: Message.prefix(of: Array(comment.utf8)[...], bytes: 510 - prefix.utf8.count), as: UTF8.self)
+        ann.sendRaw(Array((prefix + typed + "\r\n").utf8))
+        var received: [String] = []
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline {
+            received += ann.drainRaw(for: 0.3)
+            if received.contains(where: { $0.contains("NOTICE \(room)") }) && received.count > 2 { break }
+        }
+        ann.send("PRIVMSG \(room) :!comments 1")
+        received += ann.drainRaw(for: 0.8)
+        let heard = listener.drainRaw(for: 0.8)
+        for line in received + heard {
+            XCTAssertLessThanOrEqual(bodyBytes(line), 512, line)
+        }
+        // The event arrives whole, over several notices; the relayed line was cut, not split.
+        let eventText = received.filter { $0.contains("NOTICE \(room) :") }
+            .map { String($0[$0.range(of: "NOTICE \(room) :")!.upperBound...]) }.joined(separator: " ")
+        XCTAssertTrue(eventText.hasSuffix(String(typed.suffix(40))), eventText)
+        XCTAssertEqual(heard.filter { $0.contains("PRIVMSG \(room) :!comment 1 ") }.count, 1, "relayed once, cut to fit")
+    }
 }

@@ -173,6 +173,14 @@ final class TestClient {
     }
 
     /// Lines that arrive within `seconds`; for checking that nothing (or something) came.
+    /// The lines as they came, unparsed (without CR LF).
+    func drainRaw(for seconds: TimeInterval) -> [String] {
+        var lines: [String] = []
+        let deadline = Date().addingTimeInterval(seconds)
+        while let text = inbox.next(until: deadline) { lines.append(text) }
+        return lines
+    }
+
     func drain(for seconds: TimeInterval) -> [Message] {
         var lines: [Message] = []
         let deadline = Date().addingTimeInterval(seconds)

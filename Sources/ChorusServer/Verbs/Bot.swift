@@ -39,7 +39,8 @@ extension IRCServer {
 
     /// A line from the bot to the asker alone, with the same `account` tag as its room events.
     private func answer(_ line: String, in reply: Reply) {
-        reply.add(Outgoing(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]), time: now(), account: config.serviceNick))
+        reply.add(Outgoing(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]), time: now(), account: config.serviceNick,
+                           overlong: .split))
     }
 
     /// Runs `command` through the Workspace; its outcome comes back on the loop, with its events
@@ -87,7 +88,7 @@ extension IRCServer {
             room.hasHistory = true
             text = line.text
             let out = Outgoing(Message(source: line.source, "NOTICE", [room.name, line.text]), time: line.time, msgid: line.msgid,
-                               account: line.account, clientTags: tags)
+                               account: line.account, clientTags: tags, overlong: .split)
             let reaches = { (member: Client) in delivery.reaches(account: member.account?.key, isManager: room.isOp(member)) }
             broadcast(out, to: room.members, except: reply?.client, only: reaches)
             if let reply, room.contains(reply.client), reaches(reply.client) { reply.addAfterAnswer(out) }
@@ -109,7 +110,7 @@ extension IRCServer {
                 let asker = client === reply?.client
                 let line = asker && delivery.actorTimeZone != nil ? eventLine(event, in: delivery.actorTimeZone) : serverLine
                 let direct = Outgoing(Message(source: serviceSource, "NOTICE", [client.nick, line]), time: t,
-                                      msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags)
+                                      msgid: ids.next(at: t), account: config.serviceNick, clientTags: tags, overlong: .split)
                 if asker { reply!.addAfterAnswer(direct) } else { send(direct, to: client) }
             }
         }
@@ -131,7 +132,8 @@ extension IRCServer {
             for event in events {
                 let tags = EventText.tags(event, roomName: event.room.flatMap { self.rooms[$0]?.name }).map { Message.Tag($0.0, $0.1) }
                 self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick, self.eventLine(event)]), time: event.at,
-                                   msgid: self.ids.next(at: event.at), account: self.config.serviceNick, clientTags: tags), to: client)
+                                   msgid: self.ids.next(at: event.at), account: self.config.serviceNick, clientTags: tags,
+                                   overlong: .split), to: client)
             }
         }
     }
