@@ -36,6 +36,12 @@ extension Bot {
                     }
                 }
                 guard let (date, used) = found else {
+                    // "Read the due diligence report": a "due" that nothing like a time follows is a
+                    // word of the title; "due 2026-13-45" or "due fryday" was meant as a time.
+                    if !titleWords.isEmpty, let next = words.first, !Self.looksLikeTime(next) {
+                        titleWords.append(w)
+                        continue
+                    }
                     throw UsageError("Cannot read \"\(phrase)\" as a time. Try: tomorrow 17:00, fri, in 3d, 2026-12-01")
                 }
                 due = date
@@ -49,6 +55,15 @@ extension Bot {
         let change = try board.add(title: title, description: description, assignee: assignee, due: due,
                                    in: room?.key, by: inv.account)
         return announce(change)
+    }
+
+    /// Whether a word after "due" was meant as a time: it has a digit or a time's punctuation,
+    /// or begins like a day or a relative time (`fri`, `fryday`, `tomorrow`, `next`, `in`).
+    static func looksLikeTime(_ word: String) -> Bool {
+        let w = word.lowercased()
+        if w.contains(where: { $0.isNumber || $0 == ":" || $0 == "/" }) { return true }
+        let starts = ["mon", "tue", "wed", "thu", "fri", "sat", "sun", "tod", "tom", "ton", "next", "in", "none", "never", "week", "month"]
+        return starts.contains { w.hasPrefix($0) } || w == "in"
     }
 
     func assign(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
@@ -188,7 +203,8 @@ extension Bot {
                 }
                 filter.statuses = set
             } else if lower.hasPrefix("assignee:") {
-                filter.assignee = try account(String(word.dropFirst(9)), inv)
+                let who = String(word.dropFirst(9))
+                filter.assignee = who.lowercased() == "mine" ? inv.account : try account(who, inv)
             } else if lower == "mine" {
                 filter.assignee = inv.account
             } else if lower.hasPrefix("due:") || lower.hasPrefix("created:") {
@@ -203,8 +219,15 @@ extension Bot {
                     throw UsageError("Cannot read \"\(value)\" as a day or range: try today, tomorrow, fri, 2026-12-01, week, overdue")
                 }
                 if isDue { filter.dueFrom = range.0; filter.dueTo = range.1 } else { filter.createdFrom = range.0; filter.createdTo = range.1 }
-            } else if lower.hasPrefix("page:"), let n = Int(lower.dropFirst(5)), (1...100_000).contains(n) {
+            } else if lower.hasPrefix("page:") {
+                guard let n = Int(lower.dropFirst(5)), (1...100_000).contains(n) else {
+                    throw UsageError("\"\(word)\" is not a page: pages are numbered from 1, e.g. page:2")
+                }
                 page = n
+            } else if let colon = lower.firstIndex(of: ":"), colon != lower.startIndex,
+                      lower[..<colon].allSatisfy({ $0.isLetter }) {
+                // A filter this command does not know is refused, not searched for as text.
+                throw UsageError("Unknown filter \"\(lower[..<colon]):\": use status:, assignee:, due:, created: or page:, or words to search titles")
             } else {
                 words.append(word)
             }

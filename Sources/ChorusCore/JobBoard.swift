@@ -313,8 +313,8 @@ public struct JobBoard: Sendable {
         var (job, role) = try access(id, by: actor)
         try requireWorker(role, job, actor, "add photos to")
         guard let scheme = url.split(separator: ":").first?.lowercased(), scheme == "https" || scheme == "http",
-              url.count <= 500, !url.contains(" ") else {
-            throw JobError.invalid("A photo is a link: http(s)://…")
+              url.count <= 500, !url.contains(" "), Self.hasHost(url) else {
+            throw JobError.invalid("A photo is a link with a host: http(s)://host/…")
         }
         job.photos.append(Job.Photo(url: url, caption: caption, by: actor, at: now()))
         return try save(job, [event(EventType.jobPhoto, job, actor, ["url": url, "caption": caption],
@@ -394,6 +394,15 @@ public struct JobBoard: Sendable {
     }
 
     // MARK: Helpers
+
+    /// `http(s)://` followed by a host (letters, digits, dots, dashes, an optional port), as a
+    /// link people can open: `https://` alone or `http:x` is not one.
+    static func hasHost(_ url: String) -> Bool {
+        guard let marker = url.range(of: "://") else { return false }
+        let authority = url[marker.upperBound...].prefix(while: { $0 != "/" && $0 != "?" && $0 != "#" })
+        let host = authority.split(separator: "@").last.map { $0.split(separator: ":").first ?? "" } ?? ""
+        return !host.isEmpty && host.allSatisfy { $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" }
+    }
 
     private func requireManager(_ role: Role?, _ job: Job, _ what: String) throws {
         guard role == .manager else { throw JobError.notAllowed("Only managers \(what)") }
