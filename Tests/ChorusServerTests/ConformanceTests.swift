@@ -206,4 +206,17 @@ final class ConformanceTests: XCTestCase {
         XCTAssertTrue(eventText.hasSuffix(String(typed.suffix(40))), eventText)
         XCTAssertEqual(heard.filter { $0.contains("PRIVMSG \(room) :!comment 1 ") }.count, 1, "relayed once, cut to fit")
     }
+
+    /// KICK #a,#b nick1,nick2 kicks in pairs, as RFC 2812 and the advertised TARGMAX say.
+    func testKickInSeveralRooms() throws {
+        let op = try registered("ann")
+        let b = try registered("ben"), c = try registered("cat")
+        try op.join("#a"); try op.join("#b")
+        try b.join("#a"); try c.join("#b")
+        op.send("KICK #a,#b ben,cat :tidy up")
+        try b.expect(command: "KICK", "#a", "ben", "tidy up")
+        try c.expect(command: "KICK", "#b", "cat", "tidy up")
+        op.send("KICK #a,#b ben")
+        try op.expect(command: "461", "KICK")
+    }
 }

@@ -306,14 +306,20 @@ extension IRCServer {
         reply.numeric(.listEnd, "End of /LIST")
     }
 
-    // KICK <room> <nick>{,<nick>} [:<reason>]
+    // KICK <room>{,<room>} <nick>{,<nick>} [:<reason>]   (RFC 2812: one room and several nicks, or
+    // as many rooms as nicks, in pairs; at most TARGMAX's 4 kicks)
     func handleKick(_ reply: Reply, _ m: Message) {
         let client = reply.client
-        guard let room = room(named: m.params[0], reply: reply) else { return }
-        guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
-        guard room.isOp(client) else { return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick") }
+        let roomNames = m.params[0].split(separator: ",").map(String.init)
+        let targets = m.params[1].split(separator: ",").map(String.init)
+        guard roomNames.count == 1 || roomNames.count == targets.count else {
+            return reply.numeric(.needMoreParams, "KICK", "Give one room, or as many rooms as nicks")
+        }
         let reason = m.params.count > 2 ? String(m.params[2].prefix(Limits.kickLength)) : nil
-        for nick in m.params[1].split(separator: ",").prefix(4).map(String.init) {
+        for (i, nick) in targets.prefix(4).enumerated() {
+            guard let room = room(named: roomNames.count == 1 ? roomNames[0] : roomNames[i], reply: reply) else { continue }
+            guard room.contains(client) else { reply.numeric(.notOnChannel, room.name, "You're not in that room"); continue }
+            guard room.isOp(client) else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick"); continue }
             guard let target = nicks[Names.fold(nick)], room.contains(target) else {
                 reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                 continue
