@@ -35,7 +35,8 @@ public struct Account: Equatable, Sendable {
 public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
     case invalidName(String)
     case nameTaken(String)
-    case weakPassword
+    /// Shorter than the server's minimum (`password-min-length`), or with a space.
+    case weakPassword(minimum: Int)
     case invalidEmail(String)
     case noSuchAccount(String)
     case wrongPassword
@@ -45,7 +46,7 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
         switch self {
         case .invalidName(let n): return "\"\(n)\" is not a valid account name: use 1-30 letters, digits or []\\`_^{|}- and do not start with a digit or -"
         case .nameTaken(let n): return "The account \(n) already exists"
-        case .weakPassword: return "The password must be at least \(AccountRules.minimumPasswordLength) characters and contain no spaces"
+        case .weakPassword(let minimum): return "The password must be at least \(minimum) characters and contain no spaces"
         case .invalidEmail(let e): return "\"\(e)\" is not an email address"
         case .noSuchAccount(let n): return "There is no account named \(n)"
         case .wrongPassword: return "Wrong account name or password"
@@ -55,7 +56,8 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 public enum AccountRules {
-    public static let minimumPasswordLength = 8
+    /// The shortest password a server takes unless its `password-min-length` says otherwise.
+    public static let defaultMinimumPasswordLength = 8
 
     public static func isValidName(_ name: String) -> Bool {
         let bytes = Array(name.utf8)
@@ -70,14 +72,15 @@ public enum AccountRules {
         return true
     }
 
-    public static func validate(name: String, password: String, email: String?) throws(AccountError) {
+    public static func validate(name: String, password: String, email: String?,
+                                minimumPasswordLength: Int = defaultMinimumPasswordLength) throws(AccountError) {
         guard isValidName(name) else { throw .invalidName(name) }
-        try validate(password: password)
+        try validate(password: password, minimumLength: minimumPasswordLength)
         if let email, !isValidEmail(email) { throw .invalidEmail(email) }
     }
 
-    public static func validate(password: String) throws(AccountError) {
-        guard password.count >= minimumPasswordLength, !password.contains(" ") else { throw .weakPassword }
+    public static func validate(password: String, minimumLength: Int = defaultMinimumPasswordLength) throws(AccountError) {
+        guard password.count >= minimumLength, !password.contains(" ") else { throw .weakPassword(minimum: minimumLength) }
     }
 
     /// The profile fields a person sets themselves (`!profile set`).

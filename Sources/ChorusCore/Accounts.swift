@@ -6,16 +6,20 @@ public struct Accounts: Sendable {
     public let store: any Store
     public let hasher: PasswordHasher
     public let now: @Sendable () -> Date
+    /// The shortest password taken for a new account or a new password (`password-min-length`).
+    public let minimumPasswordLength: Int
 
-    public init(store: any Store, hasher: PasswordHasher = PasswordHasher(), now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(store: any Store, hasher: PasswordHasher = PasswordHasher(), now: @escaping @Sendable () -> Date = { Date() },
+                minimumPasswordLength: Int = AccountRules.defaultMinimumPasswordLength) {
         self.store = store
         self.hasher = hasher
         self.now = now
+        self.minimumPasswordLength = minimumPasswordLength
     }
 
     public func register(name: String, password: String, email: String? = nil,
                          firstName: String? = nil, lastName: String? = nil) throws -> Account {
-        try AccountRules.validate(name: name, password: password, email: email)
+        try AccountRules.validate(name: name, password: password, email: email, minimumPasswordLength: minimumPasswordLength)
         if try store.account(named: name) != nil { throw AccountError.nameTaken(name) }
         let account = Account(name: name, email: email, firstName: firstName, lastName: lastName,
                               passwordHash: try hasher.hash(password), createdAt: now())
@@ -51,7 +55,7 @@ public struct Accounts: Sendable {
     }
 
     public func changePassword(name: String, to password: String) throws {
-        try AccountRules.validate(password: password)
+        try AccountRules.validate(password: password, minimumLength: minimumPasswordLength)
         guard var account = try store.account(named: name) else { throw AccountError.noSuchAccount(name) }
         account.passwordHash = try hasher.hash(password)
         try store.updateAccount(account)

@@ -94,7 +94,8 @@ public final class IRCServer: @unchecked Sendable {
                 newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
         self.config = config
         self.store = store
-        self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now)
+        self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now,
+                                 minimumPasswordLength: config.passwordMinLength)
         self.workspace = Workspace(
             store: store,
             settings: .init(timeZone: config.timeZone, reminderInterval: config.reminderInterval,

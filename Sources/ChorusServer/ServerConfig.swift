@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 
 /// Everything an operator can set. Defaults are what `chorusd` runs with when given nothing.
@@ -60,6 +61,8 @@ public struct ServerConfig: Sendable {
     public var maxChannelsPerClient = 100
     /// scrypt cost (log2 N) for new password hashes.
     public var passwordCost = 14
+    /// The shortest password taken for an account (REGISTER, `chorusd account add` and `passwd`).
+    public var passwordMinLength = AccountRules.defaultMinimumPasswordLength
 
     public typealias TimeAmount = Double  // seconds
 
@@ -154,6 +157,7 @@ extension ServerConfig {
             case "sendq": sendQueueBytes = max(4096, try int())
             case "max-channels": maxChannelsPerClient = max(1, try int())
             case "password-cost": passwordCost = min(20, max(10, try int()))
+            case "password-min-length": passwordMinLength = min(128, max(1, try int()))
             case "oper":
                 let parts = value.split(separator: " ", maxSplits: 1).map(String.init)
                 guard parts.count == 2, parts[1].hasPrefix("$scrypt$") else {

@@ -185,7 +185,8 @@ struct AccountCommand: ParsableCommand {
 
     static func accounts(_ options: DataOptions) throws -> Accounts {
         let settings = try options.load()
-        return Accounts(store: try options.openStore(settings), hasher: PasswordHasher(logRounds: settings.passwordCost))
+        return Accounts(store: try options.openStore(settings), hasher: PasswordHasher(logRounds: settings.passwordCost),
+                        minimumPasswordLength: settings.passwordMinLength)
     }
 
     struct Add: ParsableCommand {

@@ -219,4 +219,27 @@ final class ConformanceTests: XCTestCase {
         op.send("KICK #a,#b ben")
         try op.expect(command: "461", "KICK")
     }
+
+    /// The shortest password is a setting (`password-min-length`, 8 unless set): irctest's
+    /// services tests register with 6 characters.
+    func testTheShortestPasswordIsASetting() throws {
+        let strict = try server.connect()
+        strict.send("CAP LS 302")
+        strict.send("CAP REQ :standard-replies")
+        strict.send("REGISTER bob * sixsix")
+        let refused = try strict.expect(command: "FAIL", "REGISTER", "WEAK_PASSWORD")
+        XCTAssertTrue(refused.params.last?.contains("at least 8 characters") == true, "\(refused.params)")
+
+        let lenient = try TestServer(configure: { $0.passwordMinLength = 6 })
+        let c = try lenient.connect()
+        c.send("CAP LS 302")
+        c.send("CAP REQ :standard-replies")
+        c.send("REGISTER bob * sixsix")
+        try c.expect(command: "REGISTER", "SUCCESS", "bob")
+        c.send("CAP END")
+        c.send("NICK bob")
+        c.send("USER bob 0 * :Bob")
+        try c.expect(command: "001")
+        XCTAssertThrowsError(try lenient.server.accounts.register(name: "cat", password: "five5"))
+    }
 }

@@ -126,7 +126,7 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try accounts.register(name: "ALICE", password: "another-pw")) {
             XCTAssertEqual($0 as? AccountError, .nameTaken("ALICE"))
         }
-        XCTAssertThrowsError(try accounts.register(name: "bob", password: "short")) { XCTAssertEqual($0 as? AccountError, .weakPassword) }
+        XCTAssertThrowsError(try accounts.register(name: "bob", password: "short")) { XCTAssertEqual($0 as? AccountError, .weakPassword(minimum: 8)) }
         XCTAssertThrowsError(try accounts.register(name: "9bob", password: "long-enough")) {
             XCTAssertEqual($0 as? AccountError, .invalidName("9bob"))
         }

@@ -287,11 +287,11 @@ extension IRCServer {
             return reply.fail("ALREADY_AUTHENTICATED", context: [name], "You are already logged in to \(client.account!.name)")
         }
         do {
-            try AccountRules.validate(name: name, password: password, email: email)
+            try AccountRules.validate(name: name, password: password, email: email, minimumPasswordLength: accounts.minimumPasswordLength)
         } catch .invalidName {
             return reply.fail("BAD_ACCOUNT_NAME", context: [name], AccountError.invalidName(name).description)
-        } catch .weakPassword {
-            return reply.fail("WEAK_PASSWORD", context: [name], AccountError.weakPassword.description)
+        } catch .weakPassword(let minimum) {
+            return reply.fail("WEAK_PASSWORD", context: [name], AccountError.weakPassword(minimum: minimum).description)
         } catch {
             return reply.fail("INVALID_EMAIL", context: [name], error.description)
         }
