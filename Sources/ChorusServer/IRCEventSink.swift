@@ -47,9 +47,15 @@ struct IRCEventWording: EventWording {
     let now: @Sendable () -> Date
 
     func roomLine(_ event: Event, roomName: String) -> RoomLineWords {
-        let room = event.room
-        let text = EventText(when: When(timeZone: timeZone), now: now(), roomName: { $0 == room ? roomName : $0 }).line(event)
+        let text = sentence(event, roomName: roomName)
         let tags = EventText.tags(event, roomName: roomName)
         return RoomLineWords(text: text, tags: tags, serializedTags: Message.serializedTags(tags.map { Message.Tag($0.0, $0.1) }))
+    }
+
+    /// The sentence people read for `event`, its room called `roomName` (its key when nil), times
+    /// in `zone` (the server's unless given): for the room line, a direct line, a queued event.
+    func sentence(_ event: Event, roomName: String?, in zone: TimeZone? = nil) -> String {
+        let room = event.room
+        return EventText(when: When(timeZone: zone ?? timeZone), now: now(), roomName: { $0 == room ? roomName ?? $0 : $0 }).line(event)
     }
 }

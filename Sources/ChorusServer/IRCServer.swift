@@ -21,6 +21,8 @@ public final class IRCServer: @unchecked Sendable {
     public let accounts: Accounts
     /// The one door to the team's state: bot commands, stored lines and memberships, reminders.
     public let workspace: Workspace
+    /// How events are worded, for the Workspace's room lines and this server's direct lines alike.
+    let wording: IRCEventWording
     /// Where new token secrets come from (a fixed sequence in tests).
     let newSecret: @Sendable () -> String
     let group: EventLoopGroup
@@ -96,11 +98,12 @@ public final class IRCServer: @unchecked Sendable {
         self.store = store
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now,
                                  minimumPasswordLength: config.passwordMinLength)
+        self.wording = IRCEventWording(timeZone: config.timeZone, now: now)
         self.workspace = Workspace(
             store: store,
             settings: .init(timeZone: config.timeZone, reminderInterval: config.reminderInterval,
                             serviceNick: config.serviceNick, serviceSource: "\(config.serviceNick)!bot@\(config.serverName)"),
-            wording: IRCEventWording(timeZone: config.timeZone, now: now), now: now, logger: logger)
+            wording: wording, now: now, logger: logger)
         self.newSecret = newSecret
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)

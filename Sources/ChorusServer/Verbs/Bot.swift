@@ -69,8 +69,7 @@ extension IRCServer {
     /// The sentence people read for `event`, with times in `zone` (the server's by default). Only
     /// the event's own room is looked up: this runs for every event, and rooms are many.
     private func eventLine(_ event: Event, in zone: TimeZone? = nil) -> String {
-        let names = event.room.flatMap { key in rooms[key].map { [key: $0.name] } } ?? [:]
-        return EventText(when: When(timeZone: zone ?? config.timeZone), now: now(), roomName: { names[$0] ?? $0 }).line(event)
+        wording.sentence(event, roomName: event.room.flatMap { rooms[$0]?.name }, in: zone)
     }
 
     /// Carries out the Workspace's plan for one committed event on this server's connections: the
