@@ -2,13 +2,16 @@ import ChorusCore
 import ChorusIRC
 import Foundation
 
-/// A room as the server holds it: the stored `Room`, who is in it now, and who is remembered in it.
+/// A room as the server holds it: the stored `Room`, who is in it now (presence, with channel
+/// status), and a copy of who belongs to it. Who belongs, and as what, is decided in `RoomBoard`.
 final class LiveRoom {
     var room: Room
     /// Connected members in join order, with their channel status.
     private(set) var members: [Client] = []
     private var status: [ObjectIdentifier: Status] = [:]
-    /// Accounts remembered in this room (by account key): put back in when they log in.
+    /// Accounts remembered in this room (by account key), put back in when they log in: a copy of
+    /// the stored memberships, changed only by committed changes (`RoomBoard`'s rules, through the
+    /// Workspace) and by leaving, which takes effect at once.
     var memberships: [String: Membership] = [:]
     /// Nicks invited since the last time they could not join (folded), for +i rooms.
     var invitedNicks: Set<String> = []

@@ -42,6 +42,23 @@ final class RoomBoardTests: XCTestCase {
         }
     }
 
+    /// JOIN makes a logged-in newcomer a member; who manages a room nobody manages is decided here,
+    /// once, so two arriving together cannot both become its manager.
+    func testArrivingMakesAMemberAndTheFirstComerManagesARoomNobodyManages() throws {
+        XCTAssertEqual(try rooms.arrive("dan", in: "#flat", firstComer: true).role, .member, "#Flat has a manager")
+        XCTAssertEqual(try store.role(of: "dan", in: "#flat"), .member)
+        XCTAssertEqual(try rooms.arrive("ann", in: "#flat", firstComer: false).role, .manager, "a member stays as they are")
+
+        try store.saveRoom(Room(name: "#new", createdAt: t0))
+        XCTAssertEqual(try rooms.arrive("ben", in: "#new", firstComer: false).role, .member, "not first: a member")
+        XCTAssertEqual(try rooms.arrive("cat", in: "#new", firstComer: true, voiced: true).role, .manager)
+        XCTAssertEqual(try rooms.arrive("dan", in: "#new", firstComer: true).role, .member, "the room has its manager now")
+        XCTAssertEqual(try store.memberships(ofAccount: "cat").first { $0.room == "#new" }?.voiced, true)
+        XCTAssertThrowsError(try rooms.arrive("dan", in: "#nowhere", firstComer: true)) {
+            XCTAssertEqual($0 as? JobError, .invalid("There is no room #nowhere"))
+        }
+    }
+
     /// Leaving used to leave the chore stuck on the leaver, who went on being reminded, and their
     /// jobs assigned to them.
     func testLeavingPassesTurnsOnAndReleasesJobs() throws {

@@ -45,35 +45,46 @@ extension IRCServer {
                 return reply.numeric(.channelIsFull, room.name, "Cannot join room (+l): it is full")
             }
             room.invitedNicks.remove(client.nickKey)
-            var status: LiveRoom.Status = []
             if let remembered {
+                var status: LiveRoom.Status = []
                 if remembered.role == .manager { status.insert(.op) }
                 if remembered.voiced { status.insert(.voice) }
-            } else if !room.memberships.values.contains(where: { $0.role == .manager })
-                        && !room.members.contains(where: { room.isOp($0) }) {
-                // A room nobody manages goes to whoever comes in first, as an empty IRC channel would.
-                status.insert(.op)
+                return enter(room, client, status: status, reply: reply)
             }
-            if remembered == nil, let accountKey {
-                remember(Membership(room: room.key, account: accountKey, role: status.contains(.op) ? .manager : .member, since: now()), in: room)
-            }
-            enter(room, client, status: status, reply: reply)
+            // A room nobody runs goes to whoever comes in first, as an empty IRC channel would.
+            let firstComer = !room.members.contains(where: { room.isOp($0) })
+            arrive(client, in: room, firstComer: firstComer, reply: reply)
         } else {
             let room = LiveRoom(room: Room(name: roomName, createdAt: now()))
             room.hasHistory = false
             rooms[roomKey] = room
             let stored = room.room
             persist("room \(roomName)") { try $0.saveRoom(stored) }
-            if let accountKey {
-                remember(Membership(room: roomKey, account: accountKey, role: .manager, since: now()), in: room)
-            }
-            enter(room, client, status: .op, reply: reply)
+            arrive(client, in: room, firstComer: true, reply: reply)
         }
     }
 
-    func remember(_ membership: Membership, in room: LiveRoom) {
-        room.memberships[membership.account] = membership
-        persist("membership") { try $0.saveMembership(membership) }
+    /// `client` comes into `room`, where its account (if any) is not yet a member. A guest enters at
+    /// once, as an operator if it came first; an account first becomes a member by the room's rules
+    /// (`RoomBoard.arrive`, which decides who manages it) and enters once that is stored, with the
+    /// status its role gives. If it cannot be stored, the client is told and stays out.
+    private func arrive(_ client: Client, in room: LiveRoom, firstComer: Bool, reply: Reply) {
+        guard let account = client.account else {
+            let managed = room.memberships.values.contains { $0.role == .manager }
+            return enter(room, client, status: firstComer && !managed ? .op : [], reply: reply)
+        }
+        // Several rooms of one JOIN wait together; the client's next lines wait for them.
+        reply.wait(forCommand: perform(MembershipChange.arrive(account.name, in: room.key, firstComer: firstComer), for: reply)) { outcome in
+            guard !client.closing, self.rooms[room.key] === room, !room.contains(client) else { return }
+            guard !outcome.refused, let membership = room.memberships[account.key] else {
+                return reply.fail("TEMPORARILY_UNAVAILABLE", context: [room.name],
+                                  "Could not store your membership of \(room.name); nothing changed, try again", command: "JOIN")
+            }
+            var status: LiveRoom.Status = []
+            if membership.role == .manager { status.insert(.op) }
+            if membership.voiced { status.insert(.voice) }
+            self.enter(room, client, status: status, reply: reply)
+        }
     }
 
     /// The account left the room (`actor` made it leave, by KICK, or it left): present no more, and
@@ -134,13 +145,14 @@ extension IRCServer {
     /// account has a role give it that role, and it goes back into the account's other rooms.
     /// Without this, someone who registered in a room was told they were not a member of it.
     func settleRooms(of client: Client, reply: Reply) {
-        guard let accountKey = client.account?.key else { return }
+        guard let account = client.account else { return }
+        let accountKey = account.key
         for room in client.rooms {
             let status = room.status(of: client) ?? []
             guard let membership = room.memberships[accountKey] else {
-                let runsIt = status.contains(.op) && !room.memberships.values.contains { $0.role == .manager }
-                remember(Membership(room: room.key, account: accountKey, role: runsIt ? .manager : .member,
-                                    voiced: status.contains(.voice), since: now()), in: room)
+                // Stored by the room's rules; the role they give reaches the mirror when committed.
+                workspace.run(MembershipChange.arrive(account.name, in: room.key, firstComer: status.contains(.op),
+                                                      voiced: status.contains(.voice)))
                 continue
             }
             var granted: LiveRoom.Status = []
@@ -372,8 +384,9 @@ extension IRCServer {
         guard !room.contains(target) else { return reply.numeric(.userOnChannel, target.nick, room.name, "is already in the room") }
         room.invitedNicks.insert(target.nickKey)
         // A manager's invitation adds a logged-in person to the room for good.
-        if room.isOp(client), let accountKey = target.account?.key, room.memberships[accountKey] == nil {
-            remember(Membership(room: room.key, account: accountKey, role: .member, since: now()), in: room)
+        if let manager = client.account, room.memberships[manager.key]?.role == .manager,
+           let invited = target.account, room.memberships[invited.key] == nil {
+            workspace.run(MembershipChange.invite(invited.name, to: room.key, by: manager.name))
         }
         reply.numeric(.inviting, target.nick, room.name)
         let invite = Outgoing(Message(source: client.prefix, "INVITE", [target.nick, room.name]), time: now(), account: client.accountName)
