@@ -86,7 +86,7 @@ final class Client {
     let isTLS: Bool
     var registered = false
     var capNegotiating = false
-    /// Set through `IRCServer.setOper` and `setInvisible`, which keep LUSERS' counts.
+    /// Set through `ClientRegistry.setOper` and `setInvisible`, which keep LUSERS' counts.
     var isOper = false
     var invisible = false
     var isBot = false

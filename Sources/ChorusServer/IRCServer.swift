@@ -43,13 +43,9 @@ public final class IRCServer: @unchecked Sendable {
     /// and a process may run several servers (the tests do).
     private static let connectionIDs = Atomic<Int>(0)
 
-    var clients: [ObjectIdentifier: Client] = [:]
-    var nicks: [String: Client] = [:]
-    /// Logged-in connections by account key: where an account's direct events go.
-    var sessions: [String: [Client]] = [:]
+    /// Who is connected, by connection, nick and account.
+    var registry = ClientRegistry()
     var rooms: [String: LiveRoom] = [:]
-    var whowas: [WhowasEntry] = []
-    var connectionsPerIP: [String: Int] = [:]
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
     var heldLive: [ObjectIdentifier: ByteBuffer] = [:]
@@ -59,12 +55,6 @@ public final class IRCServer: @unchecked Sendable {
     /// Keys of all accounts, so the nick reservation check needs no database read per connection.
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []
-    var unregisteredCount = 0
-    /// What LUSERS reports, kept as counts so a registration never scans every client.
-    private(set) var invisibleCount = 0
-    /// The most registered clients there have been at once since start (LUSERS' "max").
-    var peakUsers = 0
-    private(set) var operCount = 0
 
     /// Clients with output gathered this loop turn, and whether their flush is scheduled (`IRCServer+Output`).
     var dirty: [Client] = []
@@ -81,15 +71,6 @@ public final class IRCServer: @unchecked Sendable {
     /// The bound addresses, known after `start()` (useful with port 0 in tests).
     public private(set) var tlsAddress: SocketAddress?
     public private(set) var plainAddress: SocketAddress?
-
-    struct WhowasEntry {
-        var nick: String
-        var user: String
-        var host: String
-        var realname: String
-        var account: String?
-        var time: Date
-    }
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
@@ -186,7 +167,7 @@ public final class IRCServer: @unchecked Sendable {
             self.accountRefresh?.cancel()
             self.reminderTask?.cancel()
             for channel in self.listeners { channel.close(promise: nil) }
-            for client in self.clients.values {
+            for client in self.registry.clients.values {
                 self.disconnect(client, reason: reason)
             }
             self.flushHistory()
@@ -251,16 +232,12 @@ public final class IRCServer: @unchecked Sendable {
 
     /// A new connection is active: counts it, or turns it away when its address has too many.
     func accept(_ client: Client) -> Bool {
-        let ip = client.ip
-        if config.maxConnectionsPerIP > 0, connectionsPerIP[ip, default: 0] >= config.maxConnectionsPerIP {
-            let line = "ERROR :Closing link: too many connections from \(ip)\r\n"
+        guard registry.accept(client, limit: config.maxConnectionsPerIP) else {
+            let line = "ERROR :Closing link: too many connections from \(client.ip)\r\n"
             let channel = client.channel
             channel.writeAndFlush(allocator.buffer(string: line)).whenComplete { _ in channel.close(promise: nil) }
             return false
         }
-        clients[ObjectIdentifier(client)] = client
-        connectionsPerIP[ip, default: 0] += 1
-        unregisteredCount += 1
         return true
     }
 
@@ -282,36 +259,14 @@ public final class IRCServer: @unchecked Sendable {
         }
     }
 
-    /// User modes that LUSERS counts change only here.
-    func setInvisible(_ client: Client, _ on: Bool) {
-        guard client.invisible != on else { return }
-        client.invisible = on
-        invisibleCount += on ? 1 : -1
-    }
-
-    func setOper(_ client: Client, _ on: Bool) {
-        guard client.isOper != on else { return }
-        client.isOper = on
-        operCount += on ? 1 : -1
-    }
-
     /// The connection is gone: forget the client and tell the rooms it was in.
     func connectionClosed(_ client: Client, reason: String) {
-        guard clients.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
+        guard registry.remove(client, at: now()) else { return }
         client.closing = true
         tokenLogins.removeValue(forKey: ObjectIdentifier(client))
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
-        if let n = connectionsPerIP[client.ip] { connectionsPerIP[client.ip] = n > 1 ? n - 1 : nil }
-        if !client.registered { unregisteredCount -= 1; return }
-        setInvisible(client, false)
-        setOper(client, false)
-        nicks.removeValue(forKey: client.nickKey)
-        if let key = client.account?.key {
-            sessions[key]?.removeAll { $0 === client }
-            if sessions[key]?.isEmpty == true { sessions[key] = nil }
-        }
-        rememberWhowas(client)
+        guard client.registered else { return }
         let quit = Outgoing(Message(source: client.prefix, "QUIT", [reason]), time: now(), account: client.accountName)
         broadcast(quit, to: peers(of: client), except: client)
         for room in client.rooms { room.remove(client) }
@@ -328,12 +283,6 @@ public final class IRCServer: @unchecked Sendable {
         client.channel.close(promise: nil)
     }
 
-    func rememberWhowas(_ client: Client) {
-        whowas.append(WhowasEntry(nick: client.nick, user: client.user, host: client.host, realname: client.realname,
-                                  account: client.accountName, time: now()))
-        if whowas.count > 500 { whowas.removeFirst(whowas.count - 500) }
-    }
-
     /// Stops the periodic checks (tests that run them by hand).
     func cancelMaintenance() {
         maintenance?.cancel()
@@ -342,7 +291,7 @@ public final class IRCServer: @unchecked Sendable {
 
     private func checkLiveness() {
         let t = now()
-        for client in clients.values where !client.closing {
+        for client in registry.clients.values where !client.closing {
             let quiet = t.timeIntervalSince(client.lastReadAt)
             if !client.registered {
                 if t.timeIntervalSince(client.connectedAt) > config.registrationTimeout {
@@ -367,7 +316,7 @@ public final class IRCServer: @unchecked Sendable {
     @discardableResult
     func releaseIdleTLSBuffers() -> Int {
         var idle = Set<Int>()
-        for client in clients.values where client.isTLS && !client.closing {
+        for client in registry.clients.values where client.isTLS && !client.closing {
             defer { client.activityAtSweep = client.activity }
             guard client.activity == client.activityAtSweep else {
                 client.tlsBuffersReleased = false

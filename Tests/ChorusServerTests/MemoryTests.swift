@@ -42,7 +42,7 @@ final class MemoryTests: XCTestCase {
         // Reads at NIO's usual 64 KiB ceiling kept ~38 KiB a connection here. The figure is the whole
         // process's heap, so glibc's per-thread caches and its arena's growth add a few KiB of noise.
         XCTAssertLessThan(perConnection, 12 * 1024, "bytes a connection kept after a 36 KiB burst: \(perConnection)")
-        let inboxes = try irc.loop.submit { irc.clients.values.map(\.inbox.capacity) }.wait()
+        let inboxes = try irc.loop.submit { irc.registry.clients.values.map(\.inbox.capacity) }.wait()
         XCTAssertEqual(inboxes, Array(repeating: 0, count: clients.count), "inboxes hold no buffer once drained")
 
         // A script's burst of bot commands: their answers wait in order in `unanswered`.
@@ -53,7 +53,7 @@ final class MemoryTests: XCTestCase {
         for _ in 0..<40 {
             try boss.expect("an answer to !mine") { $0.params.last?.hasPrefix("You have no open jobs") == true }
         }
-        let unanswered = try irc.loop.submit { irc.clients.values.first { $0.nick == "boss" }?.unanswered.capacity }.wait()
+        let unanswered = try irc.loop.submit { irc.registry.clients.values.first { $0.nick == "boss" }?.unanswered.capacity }.wait()
         XCTAssertEqual(unanswered, 0, "the queue of answers holds no buffer once drained")
     }
 }
@@ -83,7 +83,7 @@ extension MemoryTests {
         try client.register("small")
         try client.join("#small")
         let usable = try irc.loop.submit {
-            irc.clients.values.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }
+            irc.registry.clients.values.map { mallocUsableSize(Unmanaged.passUnretained($0).toOpaque()) }
         }.wait()
         XCTAssertEqual(usable.count, 1)
         XCTAssertGreaterThanOrEqual(usable[0], size, "a Client lives in a block of its own size")

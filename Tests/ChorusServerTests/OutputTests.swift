@@ -41,7 +41,7 @@ final class OutputTests: XCTestCase {
     /// after it ran, and a TestServer released last there would shut down from its own loop (a trap).
     private func writesInChannel(_ server: TestServer, of nick: String) throws -> Int? {
         let irc = server.server!
-        return try irc.loop.submit { [weak irc] in irc?.nicks[nick]?.writesInChannel }.wait().map { Int($0) }
+        return try irc.loop.submit { [weak irc] in irc?.registry.nicks[nick]?.writesInChannel }.wait().map { Int($0) }
     }
 
     func testASlowReaderGetsEveryLineInOrder() throws {
@@ -97,7 +97,7 @@ final class OutputTests: XCTestCase {
         let options = try irc.loop.submit { [weak irc] () -> [String: [Int]] in
             var found: [String: [Int]] = [:]
             for nick in ["plain", "secure"] {
-                guard let options = irc?.nicks[nick]?.channel.syncOptions else { continue }
+                guard let options = irc?.registry.nicks[nick]?.channel.syncOptions else { continue }
                 found[nick] = [try options.getOption(ChannelOptions.tcpOption(.tcp_nodelay)),
                                try options.getOption(ChannelOptions.socketOption(.init(rawValue: SO_DEBUG)))]
             }

@@ -19,7 +19,7 @@ final class TLSBuffersTests: XCTestCase {
             try client.join("#tls")
         }
         try ann.expect("pat's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("pat!") == true }
-        let owners = try irc.loop.submit { irc.clients.values.filter(\.isTLS).map(\.id) }.wait()
+        let owners = try irc.loop.submit { irc.registry.clients.values.filter(\.isTLS).map(\.id) }.wait()
         XCTAssertEqual(owners.map { TLSBuffers.blockCount(owner: $0) }, [2, 2], "each TLS connection's two buffers noted")
 
         // The first sweep sees that they were busy; the next, with nothing new, gives the pages back:
@@ -62,7 +62,7 @@ final class TLSBuffersTests: XCTestCase {
             }
         }
         let first = try connect(["one", "two", "three"])
-        let owners = try irc.loop.submit { irc.clients.values.map(\.id) }.wait()
+        let owners = try irc.loop.submit { irc.registry.clients.values.map(\.id) }.wait()
         XCTAssertEqual(owners.map { TLSBuffers.blockCount(owner: $0) }, [2, 2, 2])
         let before = TLSBuffers.usage()
 
@@ -77,7 +77,7 @@ final class TLSBuffersTests: XCTestCase {
         XCTAssertEqual(closed.freedResident, 0, "freed blocks' pages are out of memory")
 
         let again = try connect(["four", "five", "six"])
-        let newOwners = try irc.loop.submit { irc.clients.values.map(\.id) }.wait()
+        let newOwners = try irc.loop.submit { irc.registry.clients.values.map(\.id) }.wait()
         XCTAssertEqual(newOwners.map { TLSBuffers.blockCount(owner: $0) }, [2, 2, 2])
         XCTAssertEqual(TLSBuffers.usage().used, before.used, "the new connections' buffers are the freed ones")
         again[0].send("PING reused")
@@ -94,7 +94,7 @@ final class TLSBuffersTests: XCTestCase {
         func sweep() throws -> Int { try irc.loop.submit { irc.releaseIdleTLSBuffers() }.wait() }
         func waiting() throws -> Int {
             try irc.loop.submit { [weak irc] in
-                (try? irc?.nicks["lag"]?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
+                (try? irc?.registry.nicks["lag"]?.channel.syncOptions?.getOption(.bufferedWritableBytes)) ?? 0
             }.wait()
         }
 
@@ -104,7 +104,7 @@ final class TLSBuffersTests: XCTestCase {
         try talker.register("talker")
         try talker.join("#lag")
         try lag.expect("talker's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("talker!") == true }
-        let owner = try irc.loop.submit { irc.nicks["lag"]!.id }.wait()
+        let owner = try irc.loop.submit { irc.registry.nicks["lag"]!.id }.wait()
         XCTAssertEqual(TLSBuffers.blockCount(owner: owner), 2)
 
         // The reader stops reading; the room talks until output waits in the server's channel, and

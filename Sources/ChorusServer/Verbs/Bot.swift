@@ -24,7 +24,7 @@ extension IRCServer {
         for word in text.split(separator: " ").prefix(16) {
             let nick = Names.fold(word.hasPrefix("@") || word.hasPrefix("assignee:") ?
                 String(word.drop(while: { $0 != "@" && $0 != ":" }).dropFirst()) : String(word))
-            if let a = nicks[nick]?.account { online[nick] = a.name }
+            if let a = registry.nicks[nick]?.account { online[nick] = a.name }
         }
         online[client.nickKey] = account.name
         let invocation = Invocation(account: account.name, nick: client.nick,
@@ -60,7 +60,7 @@ extension IRCServer {
             case .memberAdded(let room, let account): admit(account, to: room)
             case .membership(let membership): rooms[membership.room]?.memberships[membership.account] = membership
             case .revokeToken(let id):
-                let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { clients[$0] }
+                let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { registry.clients[$0] }
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }
             }
         }
@@ -93,11 +93,11 @@ extension IRCServer {
             if let reply, room.contains(reply.client), reaches(reply.client) { reply.addAfterAnswer(out) }
             // Asked of the few accounts an event concerns, not of every member.
             heardInRoom = { key in
-                self.sessions[key]?.contains { room.contains($0) && delivery.reaches(account: key, isManager: room.isOp($0)) } ?? false
+                self.registry.sessions[key]?.contains { room.contains($0) && delivery.reaches(account: key, isManager: room.isOp($0)) } ?? false
             }
         }
         for key in delivery.direct where !heardInRoom(key) {
-            guard let clients = sessions[key], !clients.isEmpty else {
+            guard let clients = registry.sessions[key], !clients.isEmpty else {
                 let id = event.id
                 persist("queued event") { try $0.queueEvent(id, for: key) }
                 continue

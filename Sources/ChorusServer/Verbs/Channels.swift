@@ -99,7 +99,7 @@ extension IRCServer {
     func admit(_ accountKey: String, to roomKey: String) {
         guard let room = rooms[roomKey] else { return }
         room.memberships[accountKey] = Membership(room: roomKey, account: accountKey, role: .member, since: now())
-        for client in sessions[accountKey] ?? [] where !room.contains(client) && !client.closing {
+        for client in registry.connections(ofAccount: accountKey) where !room.contains(client) && !client.closing {
             let reply = Reply(client: client, server: self, command: "JOIN", label: nil)
             enter(room, client, status: [], reply: reply)
             reply.finish()
@@ -332,7 +332,7 @@ extension IRCServer {
             guard let room = room(named: roomNames.count == 1 ? roomNames[0] : roomNames[i], reply: reply) else { continue }
             guard room.contains(client) else { reply.numeric(.notOnChannel, room.name, "You're not in that room"); continue }
             guard room.isOp(client) else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick"); continue }
-            guard let target = nicks[Names.fold(nick)], room.contains(target) else {
+            guard let target = registry.client(nick: nick), room.contains(target) else {
                 reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                 continue
             }
@@ -367,7 +367,7 @@ extension IRCServer {
     // INVITE <nick> <room>
     func handleInvite(_ reply: Reply, _ m: Message) {
         let client = reply.client
-        guard let target = nicks[Names.fold(m.params[0])] else {
+        guard let target = registry.client(nick: m.params[0]) else {
             // An account nobody is connected as: a manager makes it a member, and it finds the
             // room at its next login.
             if let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client), let manager = reply.client.account?.name,

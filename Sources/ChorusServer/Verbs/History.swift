@@ -25,7 +25,7 @@ extension IRCServer {
             }
             var conversations = client.rooms.map(\.key)
             if let account = client.account {
-                conversations += nicks.values.compactMap(\.account).map { HistoryEntry.conversation(between: account.name, and: $0.name) }
+                conversations += registry.nicks.values.compactMap(\.account).map { HistoryEntry.conversation(between: account.name, and: $0.name) }
             }
             let me = client.account?.key
             let among = Array(Set(conversations))
@@ -79,7 +79,7 @@ extension IRCServer {
             guard let account = client.account else {
                 return reply.fail("INVALID_TARGET", context: [sub, target], "Private history is kept for logged-in accounts only")
             }
-            let other = nicks[Names.fold(target)]?.account?.name ?? target
+            let other = registry.client(nick: target)?.account?.name ?? target
             conversation = HistoryEntry.conversation(between: account.name, and: other)
         }
         let (room, readAs) = (conversation, reader)

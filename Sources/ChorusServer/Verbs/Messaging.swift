@@ -92,7 +92,7 @@ extension IRCServer {
                     if !quiet { reply.numeric(.noPrivileges, "Permission Denied: only operators may message the whole server") }
                     continue
                 }
-                broadcast(out, to: clients.values.filter(\.registered), except: echo ? nil : client, reply: reply, only: recipients)
+                broadcast(out, to: registry.clients.values.filter(\.registered), except: echo ? nil : client, reply: reply, only: recipients)
             } else if Names.fold(target) == Names.fold(config.serviceNick) {
                 // Private commands to the bot; `help` works as well as `!help`.
                 if command == "PRIVMSG" {
@@ -100,7 +100,7 @@ extension IRCServer {
                     runCommand(text.hasPrefix("!") ? text : "!" + text, in: nil, reply: reply)
                 }
             } else {
-                guard let peer = nicks[Names.fold(target)] else {
+                guard let peer = registry.client(nick: target) else {
                     if messageAccount(out, msgid: msgid, text: text, from: client, reply: reply, held: &held, only: recipients) { continue }
                     if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
@@ -125,7 +125,7 @@ extension IRCServer {
                                 held: inout [(target: String, msgid: String)], only recipients: (Client) -> Bool) -> Bool {
         let target = out.message.params[0], key = Account.key(target), command = out.message.command
         guard accountKeys.contains(key) else { return false }
-        let connections = sessions[key] ?? []
+        let connections = registry.connections(ofAccount: key)
         if connections.isEmpty {
             guard command == "PRIVMSG" else { return false }
             guard client.account != nil else {

@@ -12,7 +12,7 @@ extension IRCServer {
     private func userMode(_ reply: Reply, _ m: Message) {
         let client = reply.client
         guard Names.fold(m.params[0]) == client.nickKey else {
-            if nicks[Names.fold(m.params[0])] == nil { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
+            if registry.client(nick: m.params[0]) == nil { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
             return reply.numeric(.usersDontMatch, "You can't change or view modes of other users")
         }
         guard m.params.count > 1 else { return reply.numeric(.umodeIs, userModeString(client)) }
@@ -25,9 +25,9 @@ extension IRCServer {
                 if ch == "o" && adding { continue }  // +o only through OPER
                 var changed = false
                 switch ch {
-                case "i": changed = client.invisible != adding; setInvisible(client, adding)
+                case "i": changed = client.invisible != adding; registry.setInvisible(client, adding)
                 case "B": changed = client.isBot != adding; client.isBot = adding
-                case "o": changed = client.isOper; setOper(client, false)
+                case "o": changed = client.isOper; registry.setOper(client, false)
                 default: changed = false
                 }
                 if changed {
@@ -87,7 +87,7 @@ extension IRCServer {
             case "o", "v":
                 guard let nick = nextArg() else { continue }
                 guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return }
-                guard let target = nicks[Names.fold(nick)] else {
+                guard let target = registry.client(nick: nick) else {
                     reply.numeric(.noSuchNick, nick, "No such nick")
                     continue
                 }

@@ -13,7 +13,7 @@ extension IRCServer {
         let hasher = accounts.hasher
         reply.wait(for: background { hasher.verify(password, against: oper.passwordHash) }) { result in
             if case .success(true) = result {
-                self.setOper(client, true)
+                self.registry.setOper(client, true)
                 reply.numeric(.youreOper, "You are now an IRC operator")
                 reply.send(Message(source: client.prefix, "MODE", [client.nick, "+o"]))
                 self.logger.notice("OPER \(oper.name) by \(client.prefix)")
@@ -27,7 +27,7 @@ extension IRCServer {
     func handleKill(_ reply: Reply, _ m: Message) {
         let client = reply.client
         guard client.isOper else { return reply.numeric(.noPrivileges, "Permission Denied- You're not an IRC operator") }
-        guard let target = nicks[Names.fold(m.params[0])] else { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
+        guard let target = registry.client(nick: m.params[0]) else { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
         let reason = "Killed (\(client.nick) (\(m.params[1])))"
         target.quitReason = reason
         logger.notice("KILL \(target.prefix) by \(client.prefix): \(m.params[1])")

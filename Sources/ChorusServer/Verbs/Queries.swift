@@ -19,11 +19,11 @@ extension IRCServer {
             if let room = rooms[Names.fold(mask)], !room.room.modes.secret || room.contains(client) {
                 rows = room.members.map { ($0, room) }
             }
-        } else if let exact = nicks[Names.fold(mask)] {
+        } else if let exact = registry.client(nick: mask) {
             rows = [(exact, exact.rooms.first)]
         } else {
             let shared = Set(peers(of: client).map(ObjectIdentifier.init))
-            for other in clients.values where other.registered {
+            for other in registry.clients.values where other.registered {
                 guard !other.invisible || other === client || shared.contains(ObjectIdentifier(other)) else { continue }
                 if mask == "*" || mask == "0" || Names.matches(mask: mask, other.nick) || Names.matches(mask: mask, other.host)
                     || Names.matches(mask: mask, other.realname) {
@@ -76,7 +76,7 @@ extension IRCServer {
             reply.numeric(.whoisBot, config.serviceNick, "is a bot")
             return reply.numeric(.endOfWhois, config.serviceNick, "End of /WHOIS list")
         }
-        guard let other = nicks[Names.fold(nick)] else {
+        guard let other = registry.client(nick: nick) else {
             reply.numeric(.noSuchNick, nick, "No such nick")
             return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")
         }
@@ -103,7 +103,7 @@ extension IRCServer {
         let nick = m.params[0]
         // A count of 0 or less asks for every entry (modern.ircdocs.horse, WHOWAS).
         let count = m.params.count > 1 ? (Int(m.params[1]).map { $0 > 0 ? $0 : Int.max } ?? 10) : 10
-        let matches = whowas.reversed().filter { Names.fold($0.nick) == Names.fold(nick) }.prefix(count)
+        let matches = registry.whowas.reversed().filter { Names.fold($0.nick) == Names.fold(nick) }.prefix(count)
         if matches.isEmpty { reply.numeric(.wasNoSuchNick, nick, "There was no such nickname") }
         for e in matches {
             reply.numeric(.whowasUser, e.nick, e.user, e.host, "*", e.realname)
@@ -115,7 +115,7 @@ extension IRCServer {
 
     // USERHOST <nick>{ <nick>}   (up to 5)
     func handleUserhost(_ reply: Reply, _ m: Message) {
-        let entries = m.params.prefix(5).compactMap { nicks[Names.fold($0)] }.map { c in
+        let entries = m.params.prefix(5).compactMap { registry.client(nick: $0) }.map { c in
             "\(c.nick)\(c.isOper ? "*" : "")=\(c.away == nil ? "+" : "-")\(c.user)@\(c.host)"
         }
         reply.numeric(.userhost, entries.joined(separator: " "))
@@ -123,7 +123,7 @@ extension IRCServer {
 
     // ISON <nick>{ <nick>}
     func handleIson(_ reply: Reply, _ m: Message) {
-        let present = m.params.flatMap { $0.split(separator: " ") }.prefix(64).compactMap { nicks[Names.fold(String($0))]?.nick }
+        let present = m.params.flatMap { $0.split(separator: " ") }.prefix(64).compactMap { registry.client(nick: String($0))?.nick }
         reply.numeric(.ison, present.joined(separator: " "))
     }
 
@@ -131,16 +131,16 @@ extension IRCServer {
     func handleLusers(_ reply: Reply, _ m: Message) { sendLusers(reply) }
 
     func sendLusers(_ reply: Reply) {
-        let users = nicks.count
-        let invisible = invisibleCount
-        let opers = operCount
+        let users = registry.registeredCount
+        let invisible = registry.invisibleCount
+        let opers = registry.operCount
         reply.numeric(.luserClient, text: "There are \(users - invisible) users and \(invisible) invisible on 1 server")
         if opers > 0 { reply.numeric(.luserOp, String(opers), "operator(s) online") }
-        if unregisteredCount > 0 { reply.numeric(.luserUnknown, String(unregisteredCount), "unknown connection(s)") }
+        if registry.unregisteredCount > 0 { reply.numeric(.luserUnknown, String(registry.unregisteredCount), "unknown connection(s)") }
         reply.numeric(.luserChannels, String(rooms.count), "rooms formed")
         // 255, 265 and 266 count registered clients, as 251 does; "max" is the most there have
         // been since the server started.
-        let peak = peakUsers
+        let peak = registry.peakUsers
         reply.numeric(.luserMe, text: "I have \(users) clients and 0 servers")
         reply.numeric(.localUsers, String(users), String(peak), text: "Current local users \(users), max \(peak)")
         reply.numeric(.globalUsers, String(users), String(peak), text: "Current global users \(users), max \(peak)")

@@ -68,7 +68,7 @@ extension IRCServer {
         }
         guard Names.isValidNick(nick) else { return reply.numeric(.erroneusNickname, nick, "Erroneous nickname") }
         let key = Names.fold(nick)
-        if let holder = nicks[key], holder !== client {
+        if let holder = registry.nicks[key], holder !== client {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
         if key == Names.fold(config.serviceNick) {
@@ -92,11 +92,7 @@ extension IRCServer {
     func changeNick(of client: Client, to nick: String, reply: Reply?) {
         guard !client.closing else { return }
         let out = Outgoing(Message(source: client.prefix, "NICK", [nick]), time: now(), account: client.accountName)
-        rememberWhowas(client)
-        nicks.removeValue(forKey: client.nickKey)
-        client.nick = nick
-        client.nickKey = Names.fold(nick)
-        nicks[client.nickKey] = client
+        registry.rename(client, to: nick, at: now())
         broadcast(out, to: peersAndSelf(of: client), reply: reply)
     }
 
@@ -166,7 +162,7 @@ extension IRCServer {
             }
             return
         }
-        if let holder = nicks[client.nickKey], holder !== client {
+        if let holder = registry.nicks[client.nickKey], holder !== client {
             reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
             return
         }
@@ -180,13 +176,11 @@ extension IRCServer {
     private func finishRegistration(_ reply: Reply) {
         let client = reply.client
         guard !client.registered, !client.closing else { return }
-        if let holder = nicks[client.nickKey], holder !== client {
+        if let holder = registry.nicks[client.nickKey], holder !== client {
             return reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
         }
         client.registered = true
-        unregisteredCount -= 1
-        nicks[client.nickKey] = client
-        peakUsers = max(peakUsers, nicks.count)
+        registry.register(client)
         reply.numeric(.welcome, text: "Welcome to the \(config.network) IRC network, \(client.prefix)")
         reply.numeric(.yourHost, text: "Your host is \(name), running version \(version)")
         reply.numeric(.created, text: "This server was created \(welcome.created)")
@@ -195,7 +189,6 @@ extension IRCServer {
         sendLusers(reply)
         sendMotd(reply)
         if let account = client.account {
-            sessions[account.key, default: []].append(client)
             rejoinRooms(client, reply: reply)
             deliverQueuedEvents(to: client, accountKey: account.key)
             deliverHeldLines(to: client, accountKey: account.key)
@@ -211,7 +204,7 @@ extension IRCServer {
         accountKeys.insert(account.key)
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         guard client.registered else { return }
-        sessions[account.key, default: []].append(client)
+        registry.logIn(client, account: account.key)
         let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
         broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
         settleRooms(of: client, reply: reply)
@@ -298,7 +291,7 @@ extension IRCServer {
         if Names.fold(name) == Names.fold(config.serviceNick) {
             return reply.fail("BAD_ACCOUNT_NAME", context: [name], "That name belongs to the \(config.serviceNick) service")
         }
-        if let holder = nicks[Names.fold(name)], holder !== client {
+        if let holder = registry.client(nick: name), holder !== client {
             return reply.fail("ACCOUNT_EXISTS", context: [name], "Someone is using that nick right now; pick another name")
         }
         let accounts = self.accounts
