@@ -17,16 +17,30 @@ public struct Accounts: Sendable {
         self.minimumPasswordLength = minimumPasswordLength
     }
 
+    /// Makes and stores an account (the `chorusd account` tool); the server does it in two steps,
+    /// `prepare` off the event loop and `open` in the Workspace.
     public func register(name: String, password: String, email: String? = nil,
                          firstName: String? = nil, lastName: String? = nil) throws -> Account {
+        try Accounts.open(try prepare(name: name, password: password, email: email, firstName: firstName, lastName: lastName),
+                          in: store)
+    }
+
+    /// A new account checked by the rules and with its password hashed, not yet stored. The slow
+    /// part (scrypt) is here, so storing it holds up no other change.
+    public func prepare(name: String, password: String, email: String? = nil,
+                        firstName: String? = nil, lastName: String? = nil) throws -> Account {
         try AccountRules.validate(name: name, password: password, email: email, minimumPasswordLength: minimumPasswordLength)
         if try store.account(named: name) != nil { throw AccountError.nameTaken(name) }
-        let account = Account(name: name, email: email, firstName: firstName, lastName: lastName,
-                              passwordHash: try hasher.hash(password), createdAt: now())
+        return Account(name: name, email: email, firstName: firstName, lastName: lastName,
+                       passwordHash: try hasher.hash(password), createdAt: now())
+    }
+
+    /// Stores a prepared account, unless its name was taken meanwhile.
+    public static func open(_ account: Account, in store: any Store) throws -> Account {
         do {
             return try store.insertAccount(account)
         } catch StoreError.duplicate {
-            throw AccountError.nameTaken(name)
+            throw AccountError.nameTaken(account.name)
         }
     }
 
@@ -37,13 +51,12 @@ public struct Accounts: Sendable {
     }
 
     /// The account, and the token's id when a token (`AccountToken`) of the account was given in
-    /// place of the password: it is checked without the hash. A password that merely looks like a
+    /// place of the password: it is checked without the hash (the caller notes its use). Reads only. A password that merely looks like a
     /// token is checked as a password after that.
     public func logIn(name: String, password: String) throws -> (account: Account, token: Int64?) {
         if password.hasPrefix(AccountToken.prefix),
            let token = try store.token(withDigest: AccountToken.digest(of: password)), token.account == Account.key(name),
            let account = try store.account(named: name) {
-            try store.noteTokenUse(token.id, at: now())
             return (account, token.id)
         }
         guard let account = try store.account(named: name) else {

@@ -12,9 +12,9 @@ import Synchronization
 /// The server: listeners, the registry of clients and rooms, fan-out, and the background work queues.
 ///
 /// All IRC state lives on one event loop, as in ngIRCd and InspIRCd: no locks, and a broadcast is a
-/// loop over sockets that share that loop. Blocking work leaves the loop: accounts are made and
-/// checked by `Accounts` on a thread pool (beside their password hashes), and every other change to
-/// the stored state goes, in order, through the `Workspace`.
+/// loop over sockets that share that loop. Blocking work leaves the loop: passwords are hashed and
+/// checked by `Accounts` on a thread pool, reads that need no order run there too, and every change
+/// to the stored state (a new account included) goes, in order, through the `Workspace`.
 public final class IRCServer: @unchecked Sendable {
     public let config: ServerConfig
     let store: any ChorusStorage

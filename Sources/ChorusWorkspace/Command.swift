@@ -57,6 +57,8 @@ public struct Outcome: Sendable {
     public var timeZone: TimeZone?
     /// True when the command was refused: whatever it wrote before failing is taken back.
     public var refused = false
+    /// Why, for machines (an IRCv3 standard reply's code, say), when the refusal has one.
+    public var code: String?
 
     public init(replies: [String] = [], events: [Event] = [], effects: [Effect] = []) {
         self.replies = replies
@@ -64,9 +66,10 @@ public struct Outcome: Sendable {
         self.effects = effects
     }
 
-    public static func refusal(_ text: String) -> Outcome {
+    public static func refusal(_ text: String, code: String? = nil) -> Outcome {
         var outcome = Outcome(replies: [text])
         outcome.refused = true
+        outcome.code = code
         return outcome
     }
 

@@ -93,8 +93,9 @@ final class StoreTests: XCTestCase {
         let token = try store.insertToken(AccountToken(account: "Bob", label: "ci", digest: AccountToken.digest(of: secret), createdAt: Date()))
         XCTAssertFalse(try store.tokens(of: "bob").contains { $0.digest.contains(secret) || secret.contains($0.digest) }, "only a digest is kept")
 
-        XCTAssertEqual(try accounts.authenticate(name: "BOB", password: secret).name, "bob")
-        XCTAssertNotNil(try store.tokens(of: "bob").first?.lastUsedAt)
+        let (bob, used) = try accounts.logIn(name: "BOB", password: secret)
+        XCTAssertEqual(bob.name, "bob")
+        XCTAssertEqual(used, token.id, "the token that logged in is named, for its use to be noted")
         XCTAssertEqual(try accounts.authenticate(name: "bob", password: "chorus-but-a-password").name, "bob")
         XCTAssertThrowsError(try accounts.authenticate(name: "carol", password: secret))
         XCTAssertThrowsError(try accounts.authenticate(name: "bob", password: secret + "0"))

@@ -156,6 +156,23 @@ final class WorkspaceTests: XCTestCase {
     }
 
     /// The transport's own writes go through the same door, in order: a read queued after them sees them.
+    /// Registering: the account is hashed before it reaches the writer, and a name taken since it
+    /// was checked is refused with a code the transport turns into ACCOUNT_EXISTS.
+    func testAnAccountIsOpenedOnceThroughTheDoor() async throws {
+        let accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: 1))
+        let dora = try accounts.prepare(name: "dora", password: "dora-password")
+        let again = try accounts.prepare(name: "DORA", password: "other-password")
+        let first = await workspace.run(OpenAccount(dora))
+        let second = await workspace.run(OpenAccount(again))
+        XCTAssertFalse(first.refused)
+        XCTAssertTrue(second.refused)
+        XCTAssertEqual(second.code, "ACCOUNT_EXISTS")
+        XCTAssertEqual(try accounts.authenticate(name: "dora", password: "dora-password").name, "dora", "the first stands")
+        XCTAssertThrowsError(try accounts.prepare(name: "Dora", password: "third-password")) {
+            XCTAssertEqual($0 as? AccountError, .nameTaken("Dora"))
+        }
+    }
+
     func testWritesAndReadsKeepTheirOrder() async throws {
         let t0 = self.t0
         for i in 0..<5 {

@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
 import NIOCore
 
@@ -200,7 +201,10 @@ extension IRCServer {
     /// (REGISTER or SASL mid-session) takes its account's place in its rooms at once.
     func logIn(_ client: Client, as account: Account, token: Int64? = nil, reply: Reply) {
         client.account = Login(account)
-        if let token { tokenLogins[ObjectIdentifier(client)] = token }
+        if let token {
+            tokenLogins[ObjectIdentifier(client)] = token
+            workspace.run(NoteTokenUse(token, at: now()))
+        }
         accountKeys.insert(account.key)
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         guard client.registered else { return }
@@ -295,12 +299,17 @@ extension IRCServer {
             return reply.fail("ACCOUNT_EXISTS", context: [name], "Someone is using that nick right now; pick another name")
         }
         let accounts = self.accounts
-        reply.wait(for: background { try accounts.register(name: name, password: password, email: email) }) { result in
+        // Checked and hashed on the thread pool; stored through the Workspace.
+        let opened = background { try accounts.prepare(name: name, password: password, email: email) }
+            .flatMap { account in self.perform(OpenAccount(account), for: reply).map { (account, $0) } }
+        reply.wait(for: opened) { result in
             switch result {
-            case .success(let account):
+            case .success(let (account, outcome)) where !outcome.refused:
                 self.accountKeys.insert(account.key)
                 reply.send(Message(source: self.name, "REGISTER", ["SUCCESS", account.name, "Account created"]))
                 self.logIn(client, as: account, reply: reply)
+            case .success(let (_, outcome)):
+                reply.fail(outcome.code ?? "TEMPORARILY_UNAVAILABLE", context: [name], outcome.replies.joined(separator: " "))
             case .failure(AccountError.nameTaken):
                 reply.fail("ACCOUNT_EXISTS", context: [name], AccountError.nameTaken(name).description)
             case .failure(let error):
