@@ -117,8 +117,8 @@ extension IRCServer {
 
     /// What happened while an account was away: one line per event, in order.
     func deliverQueuedEvents(to client: Client, accountKey: String) {
-        let store = self.store
-        readAfterWrites { _ in try store.takeQueuedEvents(for: accountKey) }.whenSuccess { queued in
+        // Taken (read and removed) on the writer, in order with the events queued before it.
+        readAfterWrites { try $0.takeQueuedEvents(for: accountKey) }.whenSuccess { queued in
             guard !queued.isEmpty, !client.closing else { return }
             // One line per chore, not a flood: of a chore's turn events only the latest still matters.
             var latest: [String: Int] = [:]
