@@ -32,6 +32,7 @@ extension Bot {
         if AccountRules.showsEmail(of: a, to: inv.account) { lines.append("  email: \(a.email ?? "not set")") }
         let shared = try inv.rooms.keys.sorted().filter { try board.store.role(of: a.name, in: $0) != nil }.map { inv.rooms[$0]! }
         if !shared.isEmpty { lines.append("  rooms you share: " + shared.joined(separator: " ")) }
+        if let contractor = try market.store.contractor(a.name) { lines += try contractorLines(contractor) }
         return Outcome(replies: lines)
     }
 

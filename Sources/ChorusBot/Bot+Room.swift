@@ -55,12 +55,12 @@ extension Bot {
     }
 
     func room(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!room | !room add <account> | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room close"
+        let usage = "!room | !room add <account> | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room set market on|off | !room close"
         let room = try self.room(inv, &args, required: true)!
         guard let sub = args.next()?.lowercased() else {
             let s = try board.settings(of: room.key)
             return Outcome(replies: [
-                "\(room.name): visibility \(s.visibility.rawValue) (who sees which jobs), creators \(s.creators.rawValue) (who creates jobs), echo \(s.echoCommands ? "on" : "off") (commands shown to the room).",
+                "\(room.name): visibility \(s.visibility.rawValue) (who sees which jobs), creators \(s.creators.rawValue) (who creates jobs), echo \(s.echoCommands ? "on" : "off") (commands shown to the room), market \(s.market ? "on" : "off") (new service requests heard here).",
             ])
         }
         switch sub {
@@ -75,6 +75,8 @@ extension Bot {
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.creators = .init(rawValue: value)!; return "creators \(value)" }
             case ("echo", "on"), ("echo", "off"):
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.echoCommands = value == "on"; return "echo \(value)" }
+            case ("market", "on"), ("market", "off"):
+                event = try board.updateSettings(of: room.key, by: inv.account) { $0.market = value == "on"; return "market \(value)" }
             default:
                 throw UsageError("Usage: \(usage)")
             }

@@ -26,6 +26,7 @@ public struct Bot: Sendable {
     public let board: JobBoard
     public let chores: ChoreBoard
     public let rooms: RoomBoard
+    public let market: MarketBoard
     public let accounts: any Store
     /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
     let newSecret: @Sendable () -> String
@@ -35,6 +36,7 @@ public struct Bot: Sendable {
         self.board = boards.jobs
         self.chores = boards.chores
         self.rooms = boards.rooms
+        self.market = boards.market
         self.accounts = boards.store
         self.newSecret = newSecret
     }

@@ -116,10 +116,52 @@ public struct EventText: Sendable {
         case EventType.choreLeft:
             return "\(d["member"] ?? "?") is out of the \(d["chore"] ?? "?") rotation: " +
                 ((d["rotation"] ?? "").isEmpty ? "nobody is left in it" : (d["rotation"] ?? "").split(separator: " ").joined(separator: " → "))
+        case let type where type.hasPrefix("request."):
+            return requestLine(e)
         case EventType.roomSettings:
             return "\(e.actor) set \(d["setting"] ?? "a setting") in \(e.room.map(roomName) ?? "the room")"
         default:
             return "\(e.actor): \(e.type)"
+        }
+    }
+
+    /// A service request's event: `alice posted request 3 (plumbing): Fix the tap · budget 80`.
+    private func requestLine(_ e: Event) -> String {
+        let d = e.data
+        let n = d["request"] ?? "?"
+        let what = "request \(n) (\(d["category"] ?? "?"))"
+        switch e.type {
+        case EventType.requestPosted:
+            var s = "\(e.actor) posted \(what): \(d["description"] ?? "")"
+            for (key, label) in [("budget", "budget "), ("at", "at "), ("when", ""), ("takes", "takes ")] {
+                if let v = d[key] { s += " · \(label)\(v)" }
+            }
+            return s + " — !offer \(n) <price> [note]"
+        case EventType.requestEdited:
+            return "\(e.actor) changed \(what): \(d["field"] ?? "?") is now \(d["value"] ?? "?")"
+        case EventType.requestCancelled:
+            return "\(e.actor) cancelled \(what): \(d["reason"] ?? "")"
+        case EventType.requestOffered:
+            return "\(e.actor) \(d["changed"] == nil ? "offered" : "changed their offer to") \(d["price"] ?? "?") on \(what)" +
+                (d["note"].map { ": \($0)" } ?? "") + " — !offers \(n), !hire \(n) \(e.actor)"
+        case EventType.requestHired:
+            if d["outcome"] == "taken" { return "\(e.actor) hired someone else for \(what): thank you for your offer" }
+            return "\(e.actor) hired \(d["contractor"] ?? "?") for \(what) at \(d["price"] ?? "?") — !request done \(n) once it is finished"
+        case EventType.requestDone:
+            return "\(e.actor) finished \(what) — !request confirm \(n), or !request dispute \(n) <what is wrong>"
+        case EventType.requestConfirmed:
+            return "\(e.actor) confirmed \(what) is done"
+        case EventType.requestDisputed:
+            return "\(e.actor) disputed \(what): \(d["reason"] ?? "")"
+        case EventType.requestReviewed:
+            if let reply = d["reply"] { return "\(e.actor) answered the review of \(what): \(reply)" }
+            return "\(e.actor) rated \(what) \(d["rating"] ?? "?")/5: \(d["text"] ?? "")" + " — !review reply \(n) <text> answers it"
+        case EventType.requestExpired:
+            return "\(what.prefix(1).uppercased() + what.dropFirst()) expired: its window passed without a hire"
+        case EventType.requestMessage:
+            return "\(e.actor) about \(what): \(d["text"] ?? "") — !request msg \(n) <text> answers"
+        default:
+            return "\(e.actor): \(e.type) \(what)"
         }
     }
 
@@ -153,6 +195,7 @@ public struct EventText: Sendable {
     private static let taggedFields: [(key: String, tag: String)] = [
         "status", "from", "to", "assignee", "previous", "task", "progress", "ask", "state", "kind", "due", "url",
         "chore", "turn", "next", "covered", "list", "item", "with", "until",
+        "request", "customer", "contractor", "category", "price", "budget", "rating",
     ].map { ($0, "chorus/" + $0) }
     private static let taggedIndex: [String: Int] = Dictionary(uniqueKeysWithValues: taggedFields.enumerated().map { ($1.key, $0) })
 }

@@ -71,6 +71,18 @@ public enum EventType {
     public static let memberRole = "member.role"
     /// Someone who left the room is out of a chore's rotation.
     public static let choreLeft = "chore.left"
+    // Service requests: every change of a request, and a message between its two parties.
+    public static let requestPosted = "request.posted"
+    public static let requestEdited = "request.edited"
+    public static let requestCancelled = "request.cancelled"
+    public static let requestOffered = "request.offered"
+    public static let requestHired = "request.hired"
+    public static let requestDone = "request.done"
+    public static let requestConfirmed = "request.confirmed"
+    public static let requestDisputed = "request.disputed"
+    public static let requestReviewed = "request.reviewed"
+    public static let requestExpired = "request.expired"
+    public static let requestMessage = "request.message"
 }
 
 /// Who in a room may see an event: the one rule, used for the room's line, its stored history row

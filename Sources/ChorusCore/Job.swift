@@ -136,6 +136,8 @@ public struct RoomSettings: Equatable, Sendable {
     public var creators: Creators = .everyone
     /// Whether a `!command` line is relayed to the room like any other line.
     public var echoCommands = true
+    /// Whether the room hears every new service request (`!room set market on`).
+    public var market = false
 
     public init() {}
 }

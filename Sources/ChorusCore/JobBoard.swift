@@ -10,6 +10,8 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
     case notAMember(String, room: String)
     case invalid(String)
     case noSuchAsk(Int64)
+    /// Said alike of a request that does not exist and one the asker may not see.
+    case noSuchRequest(Int64)
 
     public var description: String {
         switch self {
@@ -21,6 +23,7 @@ public enum JobError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notAMember(let who, let room): return "\(who) is not a member of \(room): invite them first"
         case .invalid(let why): return why
         case .noSuchAsk(let id): return "There is no open ask \(id) that you can answer"
+        case .noSuchRequest(let id): return "There is no request \(id) that you can see"
         }
     }
 }

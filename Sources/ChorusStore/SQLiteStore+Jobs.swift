@@ -29,6 +29,7 @@ extension SQLiteStore: JobStore {
                 settings.visibility = RoomSettings.Visibility(rawValue: row["visibility"]) ?? .all
                 settings.creators = RoomSettings.Creators(rawValue: row["creators"]) ?? .everyone
                 settings.echoCommands = row["echo_commands"]
+                settings.market = row["market"]
             }
             return settings
         }
@@ -37,10 +38,11 @@ extension SQLiteStore: JobStore {
     public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
         try db.write { db in
             try db.run(sql: """
-                INSERT INTO room_settings (room, visibility, creators, echo_commands) VALUES (?, ?, ?, ?)
+                INSERT INTO room_settings (room, visibility, creators, echo_commands, market) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
-                  echo_commands = excluded.echo_commands
-                """, arguments: [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands])
+                  echo_commands = excluded.echo_commands, market = excluded.market
+                """, arguments: [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands,
+                                 settings.market])
             forget { $0.settings[Account.key(room)] = nil }
             return try Self.insert(event, db)
         }
@@ -212,7 +214,7 @@ extension SQLiteStore: JobStore {
     }
 
     /// Lists are mostly empty (a job's tasks and photos): skip the decoder for those.
-    private static func decodeList<T: Decodable>(_ type: [T].Type, _ text: String) -> [T] {
+    static func decodeList<T: Decodable>(_ type: [T].Type, _ text: String) -> [T] {
         text == "[]" ? [] : decode(type, text) ?? []
     }
 
@@ -302,15 +304,16 @@ extension SQLiteStore: JobStore {
 
     static func insert(_ event: Event, _ db: Database) throws -> Event {
         try db.run(sql: """
-            INSERT INTO events (type, room, job, actor, data, at, concerns, audience) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [event.type, event.room, event.job, event.actor, json(event.data), Millis.from(event.at),
-                             json(event.concerns), event.audience.map { json($0) }])
+                             json(event.concerns), event.audience.map { json($0) },
+                             event.type.hasPrefix("request.") ? event.data["request"].flatMap { Int64($0) } : nil])
         var saved = event
         saved.id = db.lastInsertedRowID
         return saved
     }
 
-    private static let eventColumns = "id, type, room, job, actor, data, at, concerns, audience"
+    static let eventColumns = "id, type, room, job, actor, data, at, concerns, audience"
     private static let queuedEventsOf = """
         SELECT \(eventColumns.split(separator: ", ").map { "events.\($0)" }.joined(separator: ", "))
         FROM queued_events JOIN events ON events.id = queued_events.event
@@ -318,7 +321,7 @@ extension SQLiteStore: JobStore {
         """
     private static let eventsOfJob = "SELECT \(eventColumns) FROM events WHERE job = ? ORDER BY id DESC LIMIT ?"
 
-    private static func event(_ row: Row) -> Event {
+    static func event(_ row: Row) -> Event {
         Event(id: row[0], type: row[1], room: row[2], job: row[3], actor: row[4],
               data: decode([String: String].self, row[5]) ?? [:], at: Millis.date(row[6]),
               concerns: decodeList([String].self, row[7]),

@@ -164,6 +164,7 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
             let deleted = db.changesCount > 0
             try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM account_tokens WHERE account = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM contractors WHERE account_key = ?", arguments: [Account.key(name)])
             forgetAll()
             return deleted
         }

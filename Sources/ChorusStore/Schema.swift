@@ -235,6 +235,71 @@ enum Schema {
                 UPDATE events SET type = 'ask.decided', data = replace(data, '"request":', '"ask":') WHERE type = 'request.decided';
                 """)
         }
+        // Service requests. Contractors are found by skill through their own index table, never by
+        // reading every contractor. A request's events carry its number in a column of their own.
+        migrator.registerMigration("v12: service requests") { db in
+            try db.execute(sql: """
+                CREATE TABLE contractors (
+                  account_key TEXT PRIMARY KEY,
+                  account TEXT NOT NULL,
+                  active BOOLEAN NOT NULL,
+                  skills TEXT NOT NULL DEFAULT '[]',
+                  rate INTEGER,
+                  area TEXT NOT NULL DEFAULT '[]',
+                  bio TEXT NOT NULL DEFAULT ''
+                ) WITHOUT ROWID;
+                CREATE TABLE contractor_skills (
+                  skill TEXT NOT NULL,
+                  account_key TEXT NOT NULL REFERENCES contractors(account_key) ON DELETE CASCADE,
+                  PRIMARY KEY (skill, account_key)
+                ) WITHOUT ROWID;
+                CREATE TABLE service_requests (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  customer TEXT NOT NULL,
+                  customer_key TEXT NOT NULL,
+                  category TEXT NOT NULL,
+                  description TEXT NOT NULL,
+                  window TEXT,
+                  window_end INTEGER,
+                  budget INTEGER,
+                  place TEXT,
+                  estimate TEXT,
+                  status TEXT NOT NULL,
+                  contractor TEXT,
+                  contractor_key TEXT,
+                  created_at INTEGER NOT NULL,
+                  updated_at INTEGER NOT NULL
+                );
+                CREATE INDEX service_requests_open ON service_requests(category, id) WHERE status = 'open';
+                CREATE INDEX service_requests_expiry ON service_requests(window_end) WHERE status = 'open' AND window_end IS NOT NULL;
+                CREATE INDEX service_requests_customer ON service_requests(customer_key, id);
+                CREATE INDEX service_requests_contractor ON service_requests(contractor_key, id) WHERE contractor_key IS NOT NULL;
+                CREATE TABLE offers (
+                  request INTEGER NOT NULL REFERENCES service_requests(id) ON DELETE CASCADE,
+                  contractor_key TEXT NOT NULL,
+                  contractor TEXT NOT NULL,
+                  price INTEGER NOT NULL,
+                  note TEXT NOT NULL DEFAULT '',
+                  at INTEGER NOT NULL,
+                  PRIMARY KEY (request, contractor_key)
+                ) WITHOUT ROWID;
+                CREATE INDEX offers_contractor ON offers(contractor_key, request);
+                CREATE TABLE reviews (
+                  request INTEGER PRIMARY KEY REFERENCES service_requests(id) ON DELETE CASCADE,
+                  customer TEXT NOT NULL,
+                  contractor TEXT NOT NULL,
+                  contractor_key TEXT NOT NULL,
+                  rating INTEGER NOT NULL CHECK (rating BETWEEN 1 AND 5),
+                  text TEXT NOT NULL,
+                  reply TEXT,
+                  at INTEGER NOT NULL
+                );
+                CREATE INDEX reviews_contractor ON reviews(contractor_key);
+                ALTER TABLE events ADD COLUMN request INTEGER;
+                CREATE INDEX events_request ON events(request, id) WHERE request IS NOT NULL;
+                ALTER TABLE room_settings ADD COLUMN market BOOLEAN NOT NULL DEFAULT 0;
+                """)
+        }
         return migrator
     }
 }

@@ -9,6 +9,7 @@ public struct Boards: Sendable {
     public let jobs: JobBoard
     public let chores: ChoreBoard
     public let rooms: RoomBoard
+    public let market: MarketBoard
     /// The server's time zone (a person's own, from `!tz`, is theirs to read from the store).
     public let timeZone: TimeZone
 
@@ -17,12 +18,19 @@ public struct Boards: Sendable {
         self.jobs = JobBoard(store: store, now: now)
         self.chores = ChoreBoard(store: store, timeZone: timeZone, now: now)
         self.rooms = RoomBoard(store: store, jobs: jobs, chores: chores, now: now)
+        self.market = MarketBoard(store: store, now: now)
         self.timeZone = timeZone
     }
 
-    /// The earliest time something on any board comes due (a chore's reminder today), nil if nothing will.
+    /// The earliest time something on any board comes due (a chore's reminder, an open request's
+    /// window ending), nil if nothing will.
     func nextDue(remindEvery interval: TimeInterval) throws -> Date? {
-        try [chores.nextReminder(every: interval)].compactMap { $0 }.min()
+        try [chores.nextReminder(every: interval), market.nextExpiry()].compactMap { $0 }.min()
+    }
+
+    /// Everything due by now on every board: reminders fire, requests whose window passed expire.
+    func fireDue(remindEvery interval: TimeInterval) throws -> [Event] {
+        try chores.fireReminders(every: interval) + market.expire()
     }
 }
 

@@ -121,10 +121,10 @@ public final class Workspace: @unchecked Sendable {
 
     // MARK: Things that come due
 
-    /// Fires every reminder that is due now, as a change nobody typed, then tells the listener
+    /// Fires every reminder that is due now and expires requests whose window passed, as a change nobody typed, then tells the listener
     /// when the next one is; `done` follows, on the writer.
     public func fireDue(done: @escaping @Sendable () -> Void = {}) {
-        run(FireReminders(interval: settings.reminderInterval)) { [self] outcome in
+        run(FireDue(interval: settings.reminderInterval)) { [self] outcome in
             if outcome.refused { logger.error("\(outcome.replies.joined(separator: " "))") }
             announceNextDueNow()
             done()
@@ -245,7 +245,7 @@ public final class Workspace: @unchecked Sendable {
         for (index, outcome, deliveries) in results {
             guard case .command(let command, let origin, _) = batch[index] else { continue }
             committed.append(Committed(deliveries: deliveries, outcome: outcome, origin: origin))
-            if !(command is FireReminders), outcome.events.contains(where: \.changesWhatComesDue) { dueMayHaveChanged = true }
+            if !(command is FireDue), outcome.events.contains(where: \.changesWhatComesDue) { dueMayHaveChanged = true }
         }
         if !committed.isEmpty {
             for sink in sinks.withLock({ $0 }) { sink.publish(committed) }
@@ -275,8 +275,10 @@ public final class Workspace: @unchecked Sendable {
                 lines.append(line)
                 roomLine = line
             }
-            // A personal job's event has no room to be heard in: its actor is told directly.
-            let told = event.room == nil ? event.concerns + [event.actor] : event.concerns
+            // A personal job's event has no room to be heard in: its actor is told directly. An
+            // event for the people it concerns only (a request's) is not told to its actor, who
+            // has the command's answer.
+            let told = event.room == nil && !event.isDirectOnly ? event.concerns + [event.actor] : event.concerns
             var direct: [String] = []  // few: an array beats a set
             for key in told.map(Account.key) where !direct.contains(key) { direct.append(key) }
             return Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
@@ -288,19 +290,21 @@ public final class Workspace: @unchecked Sendable {
 
 /// The reminders due now, as a command: they are changes (a chore remembers it reminded) with
 /// events, and go through the same door and sinks as anything typed.
-struct FireReminders: WorkspaceCommand {
+struct FireDue: WorkspaceCommand {
     let interval: TimeInterval
 
     func run(on boards: Boards) -> Outcome {
         do {
-            return Outcome(events: try boards.chores.fireReminders(every: interval))
+            return Outcome(events: try boards.fireDue(remindEvery: interval))
         } catch {
-            return .refusal("could not fire reminders: \(error)")
+            return .refusal("could not fire what is due: \(error)")
         }
     }
 }
 
 extension Event {
-    /// Whether the event may move what comes due next (a chore's turn or schedule).
-    var changesWhatComesDue: Bool { type.hasPrefix("chore.") || type.hasPrefix("turn.") || type.hasPrefix("member.") }
+    /// Whether the event may move what comes due next (a chore's turn or schedule, a request's window).
+    var changesWhatComesDue: Bool {
+        type.hasPrefix("chore.") || type.hasPrefix("turn.") || type.hasPrefix("member.") || type.hasPrefix("request.")
+    }
 }

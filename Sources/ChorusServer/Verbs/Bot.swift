@@ -96,10 +96,17 @@ extension IRCServer {
                 self.registry.sessions[key]?.contains { room.contains($0) && delivery.reaches(account: key, isManager: room.isOp($0)) } ?? false
             }
         }
+        var offline: [String] = []
+        defer {
+            // One write for everyone who is away (a new request may concern thousands of contractors).
+            if !offline.isEmpty {
+                let id = event.id
+                persist("queued event") { store in for key in offline { try store.queueEvent(id, for: key) } }
+            }
+        }
         for key in delivery.direct where !heardInRoom(key) {
             guard let clients = registry.sessions[key], !clients.isEmpty else {
-                let id = event.id
-                persist("queued event") { try $0.queueEvent(id, for: key) }
+                offline.append(key)
                 continue
             }
             let serverLine = text ?? eventLine(event)
