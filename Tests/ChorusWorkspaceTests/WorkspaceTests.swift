@@ -192,6 +192,34 @@ final class WorkspaceTests: XCTestCase {
 
     /// Core answers what comes due next; the Workspace tells its listener after a change to a
     /// chore, and a reminder that fires goes to the sink as a direct line only.
+    /// The one scheduler also ends requests: a window that passed (while the server was down, here)
+    /// is what comes due next, and firing it expires the request and tells its customer.
+    func testARequestWhoseWindowPassedIsDueAndExpires() throws {
+        let nextDue = Mutex<[Date?]>([])
+        let told = DispatchSemaphore(value: 0)
+        workspace.whenNextDueChanges { date in
+            nextDue.withLock { $0.append(date) }
+            told.signal()
+        }
+        let passed = t0.addingTimeInterval(-60)
+        let stale = try store.insertRequest(ServiceRequest(customer: "ann", category: "plumbing", description: "Fix the tap",
+                                                           windowEnd: passed, createdAt: t0.addingTimeInterval(-3600)))
+        workspace.announceNextDue()
+        XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(nextDue.withLock { $0.last }, .some(passed))
+
+        let fired = DispatchSemaphore(value: 0)
+        workspace.fireDue { fired.signal() }
+        XCTAssertEqual(fired.wait(timeout: .now() + 5), .success)
+        let delivery = try XCTUnwrap(sink.all.last?.deliveries.first)
+        XCTAssertEqual(delivery.event.type, EventType.requestExpired)
+        XCTAssertEqual(delivery.direct, ["ann"], "its customer is told, directly")
+        XCTAssertNil(delivery.roomLine)
+        XCTAssertEqual(try store.request(stale.id)?.status, .expired)
+        XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(nextDue.withLock { $0.last }, .some(nil), "nothing else is due")
+    }
+
     func testWhatComesDueNextAndTheReminderThatFires() throws {
         let nextDue = Mutex<[Date?]>([])
         let told = DispatchSemaphore(value: 0)
