@@ -132,8 +132,9 @@ extension Bot {
             guard seen.insert(name).inserted else { throw UsageError("“\(name)” is given twice") }
             switch name {
             case "when":
-                posting.window = value
-                posting.windowEnd = try windowEnd(value, inv)
+                let (shown, end) = try window(value, inv)
+                posting.window = shown
+                posting.windowEnd = end
             case "budget":
                 guard let cents = Market.amount(value), cents > 0 else { throw UsageError(Self.notAnAmount(value)) }
                 posting.budget = cents
@@ -154,19 +155,22 @@ extension Bot {
                        events: events)
     }
 
-    /// When a window ends: `sat 9:00-12:00` at 12:00 on Saturday, `tomorrow` at the end of the day,
-    /// `fri 17:00` then.
-    func windowEnd(_ text: String, _ inv: Invocation) throws -> Date {
+    /// A window as typed, read: when it ends (`sat 9:00-12:00` at 12:00 on Saturday, `tomorrow` at
+    /// the end of the day, `fri 17:00` then) and how it is shown from now on (`Sat 28 Nov 9:00-12:00`,
+    /// not a `tomorrow` that would be wrong tomorrow).
+    func window(_ text: String, _ inv: Invocation) throws -> (text: String, end: Date) {
         let when = self.when(inv)
         var words = text.lowercased().split(separator: " ").map(String.init)
         var end: String?
+        var range: String?
         if let i = words.firstIndex(where: { $0.contains("-") && $0.contains(":") }) {
-            let range = words.remove(at: i).split(separator: "-").map(String.init)
-            guard range.count == 2, let from = When.time(range[0]), let to = When.time(range[1]) else {
+            range = words.remove(at: i)
+            let parts = range!.split(separator: "-").map(String.init)
+            guard parts.count == 2, let from = When.time(parts[0]), let to = When.time(parts[1]) else {
                 throw UsageError("“\(text)” is not a window: a day and hours, e.g. sat 9:00-12:00")
             }
             guard from.0 * 60 + from.1 < to.0 * 60 + to.1 else { throw UsageError("A window ends after it starts: \(text)") }
-            end = range[1]
+            end = parts[1]
         } else if !words.contains(where: { When.time($0) != nil }) {
             end = "23:59"  // a day without hours ends with the day
         }
@@ -175,7 +179,10 @@ extension Bot {
             throw UsageError("“\(text)” is not a window: a day and hours, e.g. sat 9:00-12:00, tomorrow, 2026-12-05")
         }
         guard date > inv.now else { throw UsageError("That window has already passed: \(text)") }
-        return date
+        let shown = when.format(date, now: inv.now)  // `Sat 28 Nov 12:00`
+        let day = shown.split(separator: " ").dropLast().joined(separator: " ")
+        if let range, end != "23:59" { return ("\(day) \(range)", date) }
+        return (end == "23:59" ? day : shown, date)
     }
 
     private func field(_ args: inout Args, _ inv: Invocation) throws -> MarketBoard.Field {
@@ -188,7 +195,8 @@ extension Bot {
         case "description", "text": return .description(value)
         case "when", "due", "window":
             guard !value.isEmpty else { throw UsageError("Give the window, e.g. sat 9:00-12:00") }
-            return .window(value, ends: try windowEnd(value, inv))
+            let (shown, end) = try window(value, inv)
+            return .window(shown, ends: end)
         case "budget", "max":
             if none { return .budget(nil) }
             guard let cents = Market.amount(value), cents > 0 else { throw UsageError(Self.notAnAmount(value)) }

@@ -431,9 +431,10 @@ public struct MarketBoard: Sendable {
     /// answer, is not told again unless `tellingActor` (a change nobody typed).
     private func event(_ type: String, _ r: ServiceRequest, by actor: String, data: [String: String], concerns: [String],
                        tellingActor: Bool = false) -> Event {
-        let actorKey = Account.key(actor)
+        // A posting may concern a thousand contractors: a set keeps this linear.
+        var seen: Set<String> = [Account.key(actor)]
         var told: [String] = tellingActor ? [actor] : []
-        for c in concerns where Account.key(c) != actorKey && !told.contains(where: { Account.key($0) == Account.key(c) }) {
+        for c in concerns where seen.insert(Account.key(c)).inserted {
             told.append(c)
         }
         return Event(type: type, room: nil, job: nil, actor: actor, data: data, at: now(), concerns: told)

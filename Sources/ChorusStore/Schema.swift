@@ -243,9 +243,9 @@ enum Schema {
                   account_key TEXT PRIMARY KEY,
                   account TEXT NOT NULL,
                   active BOOLEAN NOT NULL,
-                  skills TEXT NOT NULL DEFAULT '[]',
+                  skills TEXT NOT NULL DEFAULT '',
                   rate INTEGER,
-                  area TEXT NOT NULL DEFAULT '[]',
+                  area TEXT NOT NULL DEFAULT '',
                   bio TEXT NOT NULL DEFAULT ''
                 ) WITHOUT ROWID;
                 CREATE TABLE contractor_skills (

@@ -279,8 +279,13 @@ public final class Workspace: @unchecked Sendable {
             // event for the people it concerns only (a request's) is not told to its actor, who
             // has the command's answer.
             let told = event.room == nil && !event.isDirectOnly ? event.concerns + [event.actor] : event.concerns
-            var direct: [String] = []  // few: an array beats a set
-            for key in told.map(Account.key) where !direct.contains(key) { direct.append(key) }
+            var direct: [String] = []
+            if told.count <= 16 {
+                for key in told.map(Account.key) where !direct.contains(key) { direct.append(key) }  // few: an array beats a set
+            } else {
+                var seen = Set<String>(minimumCapacity: told.count)  // a new request told to a thousand contractors
+                for key in told.map(Account.key) where seen.insert(key).inserted { direct.append(key) }
+            }
             return Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
                             actorTimeZone: outcome.timeZone)
         }
