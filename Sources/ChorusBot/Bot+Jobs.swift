@@ -173,6 +173,8 @@ extension Bot {
         for photo in job.photos {
             lines.append("  Photo by \(photo.by): \(photo.url)" + (photo.caption.isEmpty ? "" : " \(photo.caption)"))
         }
+        let logged = try time.seconds(onJob: id)
+        if logged > 0 { lines.append("  Time logged: \(TimeRules.duration(logged))") }
         return Outcome(replies: lines)
     }
 

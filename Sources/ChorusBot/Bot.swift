@@ -27,6 +27,7 @@ public struct Bot: Sendable {
     public let chores: ChoreBoard
     public let rooms: RoomBoard
     public let market: MarketBoard
+    public let time: TimeBoard
     public let accounts: any Store
     /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
     let newSecret: @Sendable () -> String
@@ -37,6 +38,7 @@ public struct Bot: Sendable {
         self.chores = boards.chores
         self.rooms = boards.rooms
         self.market = boards.market
+        self.time = boards.time
         self.accounts = boards.store
         self.newSecret = newSecret
     }

@@ -178,6 +178,21 @@ extension Bot {
         BotCommand(name: "review", aliases: [], syntax: ["!review <n> <1-5> <text>", "!review reply <n> <text>"],
                    summary: "Rate a hire once you confirmed the work (once); the contractor may answer once.",
                    example: "!review 1 5 quick and tidy", audience: .anyone, run: { try $0.review($1, &$2) }),
+        BotCommand(name: "modes", aliases: [], syntax: ["!modes"],
+                   summary: "The modes you track time in: everyone's (work, study, break, exercise) and your own.",
+                   example: "!modes", audience: .anyone, run: { try $0.modes($1, &$2) }),
+        BotCommand(name: "mode", aliases: [], syntax: ["!mode add <name>", "!mode rm <name>"],
+                   summary: "Make a mode of your own to track time in, or remove one (its time stays).",
+                   example: "!mode add reading", audience: .anyone, run: { try $0.mode($1, &$2) }),
+        BotCommand(name: "track", aliases: ["timer"], syntax: [
+            "!track", "!track start <mode> [note]", "!track start job <n> [note]", "!track switch <mode>", "!track stop [at <HH:MM>]",
+            "!track cancel", "!track add <mode|job n> <HH:MM>-<HH:MM> [day] [note]",
+            "!track edit <entry> start|end|mode|note <value>", "!track rm <entry>", "!track log [today|yesterday|week|<date>]",
+        ], summary: "Track your time: one timer at a time, entries by hand that never overlap, and the log of them.",
+                   example: "!track start study chapter 3", audience: .anyone, run: { try $0.track($1, &$2) }),
+        BotCommand(name: "report", aliases: [], syntax: ["!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]"],
+                   summary: "Where your time went, with a bar chart drawn in text (`ascii` draws with #); this week unless you say.",
+                   example: "!report week by mode", audience: .anyone, run: { try $0.report($1, &$2) }),
     ]
 
     /// Every name and alias → its command. A word that named two commands would quietly reach only

@@ -116,6 +116,11 @@ public struct EventText: Sendable {
         case EventType.choreLeft:
             return "\(d["member"] ?? "?") is out of the \(d["chore"] ?? "?") rotation: " +
                 ((d["rotation"] ?? "").isEmpty ? "nobody is left in it" : (d["rotation"] ?? "").split(separator: " ").joined(separator: " → "))
+        case EventType.timeLogged:
+            let minutes = Int(d["minutes"] ?? "") ?? 0
+            return "\(e.actor) logged \(TimeRules.duration(minutes * 60)) on \(itJob)"
+        case let type where type.hasPrefix("time."):
+            return "\(e.actor): \(type) \(d["mode"] ?? "")"
         case let type where type.hasPrefix("request."):
             return requestLine(e)
         case EventType.roomSettings:
@@ -195,7 +200,7 @@ public struct EventText: Sendable {
     private static let taggedFields: [(key: String, tag: String)] = [
         "status", "from", "to", "assignee", "previous", "task", "progress", "ask", "state", "kind", "due", "url",
         "chore", "turn", "next", "covered", "list", "item", "with", "until",
-        "request", "customer", "contractor", "category", "price", "budget", "rating",
+        "request", "customer", "contractor", "category", "price", "budget", "rating", "minutes",
     ].map { ($0, "chorus/" + $0) }
     private static let taggedIndex: [String: Int] = Dictionary(uniqueKeysWithValues: taggedFields.enumerated().map { ($1.key, $0) })
 }

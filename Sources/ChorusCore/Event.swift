@@ -83,6 +83,14 @@ public enum EventType {
     public static let requestReviewed = "request.reviewed"
     public static let requestExpired = "request.expired"
     public static let requestMessage = "request.message"
+    // Tracked time: a person's own (told to nobody), and time on a room's job once its entry closes.
+    public static let timeStarted = "time.started"
+    public static let timeStopped = "time.stopped"
+    public static let timeCancelled = "time.cancelled"
+    public static let timeAdded = "time.added"
+    public static let timeEdited = "time.edited"
+    public static let timeRemoved = "time.removed"
+    public static let timeLogged = "time.logged"
 }
 
 /// Who in a room may see an event: the one rule, used for the room's line, its stored history row

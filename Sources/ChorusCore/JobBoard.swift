@@ -431,8 +431,9 @@ public struct JobBoard: Sendable {
                      concerns: concerns.filter { Account.key($0) != Account.key(actor) })
     }
 
-    /// In a room with `own` visibility, members see only events of jobs that involve them.
-    private func withAudience(_ event: Event, job: Job, extra: [String] = []) throws -> Event {
+    /// In a room with `own` visibility, members see only events of jobs that involve them (and
+    /// `extra`): the one rule for every board's events about a job.
+    public func withAudience(_ event: Event, job: Job, extra: [String] = []) throws -> Event {
         guard let room = job.room, try store.roomSettings(room).visibility == .own else { return event }
         var e = event
         e.audience = [job.creator] + (job.assignee.map { [$0] } ?? []) + extra

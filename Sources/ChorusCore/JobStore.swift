@@ -75,4 +75,4 @@ public protocol ChoreStore: Sendable {
 }
 
 /// Everything the server stores: accounts, rooms and history, jobs, chores and lists.
-public typealias ChorusStorage = Store & JobStore & ChoreStore & MarketStore & Transactional
+public typealias ChorusStorage = Store & JobStore & ChoreStore & MarketStore & TimeStore & Transactional

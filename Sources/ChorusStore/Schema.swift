@@ -300,6 +300,31 @@ enum Schema {
                 ALTER TABLE room_settings ADD COLUMN market BOOLEAN NOT NULL DEFAULT 0;
                 """)
         }
+        // Tracked time. One timer per person is a rule of the schema too (the partial unique index);
+        // reports sum by SQL over (account_key, start_at), never by loading every entry.
+        migrator.registerMigration("v13: tracked time") { db in
+            try db.execute(sql: """
+                CREATE TABLE time_entries (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  account_key TEXT NOT NULL,
+                  account TEXT NOT NULL,
+                  mode TEXT NOT NULL,
+                  job INTEGER,
+                  room TEXT,
+                  start_at INTEGER NOT NULL,
+                  end_at INTEGER,
+                  note TEXT NOT NULL DEFAULT ''
+                );
+                CREATE INDEX time_entries_account ON time_entries(account_key, start_at);
+                CREATE UNIQUE INDEX time_entries_running ON time_entries(account_key) WHERE end_at IS NULL;
+                CREATE INDEX time_entries_job ON time_entries(job) WHERE job IS NOT NULL;
+                CREATE TABLE time_modes (
+                  account_key TEXT NOT NULL,
+                  mode TEXT NOT NULL,
+                  PRIMARY KEY (account_key, mode)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -10,6 +10,7 @@ public struct Boards: Sendable {
     public let chores: ChoreBoard
     public let rooms: RoomBoard
     public let market: MarketBoard
+    public let time: TimeBoard
     /// The server's time zone (a person's own, from `!tz`, is theirs to read from the store).
     public let timeZone: TimeZone
 
@@ -19,6 +20,7 @@ public struct Boards: Sendable {
         self.chores = ChoreBoard(store: store, timeZone: timeZone, now: now)
         self.rooms = RoomBoard(store: store, jobs: jobs, chores: chores, now: now)
         self.market = MarketBoard(store: store, now: now)
+        self.time = TimeBoard(store: store, jobs: jobs, now: now)
         self.timeZone = timeZone
     }
 

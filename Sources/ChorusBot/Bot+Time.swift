@@ -1,0 +1,320 @@
+import ChorusCore
+import ChorusWorkspace
+import Foundation
+
+/// Tracked time: modes, the timer, entries by hand, the log and reports with bars drawn in text.
+/// Times are read and shown in the person's zone (`!tz`); `TimeBoard` decides.
+extension Bot {
+    // MARK: !modes, !mode
+
+    func modes(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        let (presets, own) = try time.modes(of: inv.account)
+        return Outcome(replies: ["Modes: \(presets.joined(separator: ", "))" +
+                                 (own.isEmpty ? ". Make your own with !mode add <name>." : "; yours: \(own.joined(separator: ", "))")])
+    }
+
+    func mode(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        let usage = "!mode add <name> | !mode rm <name>"
+        switch try args.word("add or rm", usage: usage).lowercased() {
+        case "add", "new":
+            let mode = try time.addMode(try args.word("mode name", usage: usage), by: inv.account)
+            return Outcome(replies: ["Mode \(mode) is yours: !track start \(mode)"])
+        case "rm", "remove", "delete":
+            let mode = try time.removeMode(try args.word("mode name", usage: usage), by: inv.account)
+            return Outcome(replies: ["Mode \(mode) removed; the time logged in it stays."])
+        default:
+            throw UsageError("Usage: \(usage)")
+        }
+    }
+
+    // MARK: !track
+
+    func track(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        let usage = "!track [start|switch|stop|cancel|add|edit|rm|log] …"
+        let clock = Clock(inv)
+        guard let sub = args.next()?.lowercased() else { return Outcome(replies: [try status(inv, clock)]) }
+        switch sub {
+        case "start", "switch":
+            let target = try self.target(&args, usage: "!track \(sub) <mode> [note] | !track \(sub) job <n> [note]")
+            let (entry, stopped, events) = try time.start(target, note: args.rest(), by: inv.account)
+            var line = "\(what(entry)) started at \(clock.time(entry.start))."
+            if let stopped { line = "\(what(stopped)) stopped (\(TimeRules.duration(Int(stopped.duration(now: inv.now))))); " + line.prefix(1).lowercased() + line.dropFirst() }
+            return Outcome(replies: [line], events: events)
+        case "stop":
+            var at: Date?
+            if let word = args.next() {
+                let text = word.lowercased() == "at" ? try args.word("time", usage: "!track stop [at <HH:MM>]") : word
+                at = try clock.today(at: text)
+            }
+            let (entry, events) = try time.stop(at: at, by: inv.account)
+            return Outcome(replies: ["\(what(entry)) stopped at \(clock.time(entry.end!)): \(TimeRules.duration(Int(entry.duration(now: inv.now)))) " +
+                                     "(entry \(entry.id)). Today: \(TimeRules.duration(try today(inv, clock)))."], events: events)
+        case "cancel":
+            let (entry, event) = try time.cancel(by: inv.account)
+            return Outcome(replies: ["\(what(entry)) since \(clock.time(entry.start)) is thrown away."], events: [event])
+        case "add":
+            let addUsage = "!track add <mode|job n> <HH:MM>-<HH:MM> [day] [note]"
+            let target = try self.target(&args, usage: addUsage)
+            let range = try args.word("times, e.g. 9:00-10:30", usage: addUsage)
+            var day = clock.startOfDay(inv.now)
+            if let word = args.peek, let d = try clock.pastDay(word) { _ = args.next(); day = d }
+            let (start, end) = try clock.range(range, on: day)
+            let (entry, events) = try time.add(target, from: start, to: end, note: args.rest(), by: inv.account)
+            return Outcome(replies: ["Entry \(entry.id): \(what(entry)) \(clock.span(entry)) (\(TimeRules.duration(Int(entry.duration(now: inv.now)))))."],
+                           events: events)
+        case "edit":
+            let editUsage = "!track edit <entry> start|end <HH:MM> [day] | mode <mode|job n> | note <text>"
+            let id = try entryNumber(&args, usage: editUsage)
+            let entry = try time.own(id, by: inv.account)
+            let field: TimeBoard.Field
+            let name = try args.word("field", usage: editUsage).lowercased()
+            switch name {
+            case "start", "end":
+                let text = try args.word("time", usage: editUsage)
+                guard let (h, m) = When.time(text) else { throw UsageError("“\(text)” is not a time: HH:MM. Usage: \(editUsage)") }
+                // On the entry's own day unless a day is given; an end before the start is the next morning.
+                var day = clock.startOfDay(entry.start)
+                if let word = args.peek, let d = try clock.pastDay(word) { _ = args.next(); day = d }
+                var date = clock.calendar.date(bySettingHour: h, minute: m, second: 0, of: day)!
+                if name == "end", date <= entry.start, args.isEmpty { date = clock.add(days: 1, to: date) }
+                field = name == "start" ? .start(date) : .end(date)
+            case "mode":
+                field = .target(try self.target(&args, usage: editUsage))
+            case "note":
+                field = .note(args.rest())
+            default:
+                throw UsageError("You can change start, end, mode or note. Usage: \(editUsage)")
+            }
+            let (edited, event) = try time.edit(entry.id, field, by: inv.account)
+            return Outcome(replies: ["Entry \(edited.id): \(what(edited)) \(clock.span(edited))."], events: [event])
+        case "rm", "remove", "delete":
+            let id = try entryNumber(&args, usage: "!track rm <entry>")
+            let (entry, event) = try time.remove(id, by: inv.account)
+            return Outcome(replies: ["Entry \(entry.id) (\(what(entry)) \(clock.span(entry))) removed."], events: [event])
+        case "log":
+            let (from, to, title) = try clock.period(args.rest().isEmpty ? "today" : args.rest())
+            return Outcome(replies: try log(inv, clock, from: from, to: to, title: title))
+        default:
+            throw UsageError("Usage: \(usage)")
+        }
+    }
+
+    private func status(_ inv: Invocation, _ clock: Clock) throws -> String {
+        let today = TimeRules.duration(try self.today(inv, clock))
+        guard let running = try time.running(of: inv.account) else { return "No timer is running. Today: \(today). !track start <mode> starts one." }
+        return "\(what(running)) running since \(clock.time(running.start)) (\(TimeRules.duration(Int(running.duration(now: inv.now))))). Today: \(today)."
+    }
+
+    private func today(_ inv: Invocation, _ clock: Clock) throws -> Int {
+        let start = clock.startOfDay(inv.now)
+        return try time.totals(of: inv.account, from: start, to: clock.add(days: 1, to: start), by: .mode).reduce(0) { $0 + $1.seconds }
+    }
+
+    private func log(_ inv: Invocation, _ clock: Clock, from: Date, to: Date, title: String) throws -> [String] {
+        let entries = try time.entries(of: inv.account, from: from, to: to)
+        guard !entries.isEmpty else { return ["Nothing logged \(title)."] }
+        var lines = ["Your time \(title):"]
+        var total = 0
+        for e in entries {
+            let seconds = Int(min(e.end ?? inv.now, to).timeIntervalSince(max(e.start, from)))
+            total += seconds
+            lines.append("  \(e.id). \(clock.span(e)) \(TimeRules.duration(seconds)) \(what(e))" + (e.note.isEmpty ? "" : " — \(e.note)"))
+        }
+        lines.append("  Total: \(TimeRules.duration(total))")
+        return lines
+    }
+
+    // MARK: !report
+
+    func report(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        let usage = "!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]"
+        let clock = Clock(inv)
+        var words: [String] = []
+        var grouping = TimeGrouping.mode
+        var ascii = false
+        while let word = args.next() {
+            switch word.lowercased() {
+            case "by":
+                let g = try args.word("mode, job or room", usage: usage).lowercased()
+                guard let parsed = TimeGrouping(rawValue: g) else { throw UsageError("By mode, job or room. Usage: \(usage)") }
+                grouping = parsed
+            case "ascii": ascii = true
+            default: words.append(word)
+            }
+        }
+        let (from, to, title) = try clock.period(words.isEmpty ? "week" : words.joined(separator: " "))
+        let totals = try time.totals(of: inv.account, from: from, to: to, by: grouping)
+        guard !totals.isEmpty else { return Outcome(replies: ["Nothing logged \(title)."]) }
+        let rows = try totals.map { total -> (String, Int) in
+            switch grouping {
+            case .mode: return (total.key, total.seconds)
+            case .job:
+                guard let id = Int64(total.key) else { return ("no job", total.seconds) }
+                return ("job \(id) " + ((try? board.store.job(id))??.title ?? ""), total.seconds)
+            case .room: return (total.key.isEmpty ? "personal" : (inv.rooms[total.key] ?? total.key), total.seconds)
+            }
+        }
+        let sum = rows.reduce(0) { $0 + $1.1 }
+        return Outcome(replies: ["Your time \(title), by \(grouping.rawValue) (total \(TimeRules.duration(sum))):"]
+                       + Bars(ascii: ascii).lines(rows, total: sum))
+    }
+
+    // MARK: Helpers
+
+    /// `study`, `job 12`.
+    private func target(_ args: inout Args, usage: String) throws -> TimeBoard.Target {
+        let word = try args.word("mode or job", usage: usage)
+        if word.lowercased() == "job" {
+            guard let id = args.next().flatMap({ Int64($0.hasPrefix("#") ? String($0.dropFirst()) : $0) }), id > 0 else {
+                throw UsageError("Which job? Usage: \(usage)")
+            }
+            return .job(id)
+        }
+        return .mode(word)
+    }
+
+    private func entryNumber(_ args: inout Args, usage: String) throws -> Int64 {
+        guard let w = args.next() else { throw UsageError("Missing entry number. Usage: \(usage)") }
+        guard let n = Int64(w), n > 0 else { throw UsageError("“\(w)” is not an entry number. Usage: \(usage)") }
+        return n
+    }
+
+    /// `study`, `job 12 “Fix the sink”`.
+    private func what(_ e: TimeEntry) -> String {
+        guard let id = e.job else { return e.mode }
+        return "job \(id)" + ((try? board.store.job(id))??.title).map { " “\($0)”" }.orEmpty
+    }
+}
+
+private extension Optional where Wrapped == String {
+    var orEmpty: String { self ?? "" }
+}
+
+/// Days, weeks and clock times in one person's zone: what `!track` and `!report` read and show.
+struct Clock {
+    let calendar: Calendar
+    let now: Date
+
+    init(_ inv: Invocation) {
+        var c = Calendar(identifier: .gregorian)
+        c.timeZone = inv.timeZone
+        c.firstWeekday = 2
+        calendar = c
+        now = inv.now
+    }
+
+    func startOfDay(_ date: Date) -> Date { calendar.startOfDay(for: date) }
+    func add(days: Int, to date: Date) -> Date { calendar.date(byAdding: .day, value: days, to: date)! }
+
+    /// `14:02`
+    func time(_ date: Date) -> String {
+        let c = calendar.dateComponents([.hour, .minute], from: date)
+        return String(format: "%02d:%02d", c.hour!, c.minute!)
+    }
+
+    /// `Mon 23 Nov`
+    func day(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = calendar.timeZone
+        f.dateFormat = calendar.component(.year, from: date) == calendar.component(.year, from: now) ? "EEE d MMM" : "EEE d MMM yyyy"
+        return f.string(from: date)
+    }
+
+    /// `Mon 23 Nov 09:00–10:30`, or `… 09:00–now` while running.
+    func span(_ e: TimeEntry) -> String {
+        "\(day(e.start)) \(time(e.start))–" + (e.end.map(time) ?? "now")
+    }
+
+    /// `HH:MM` today; refused when it is not a time.
+    func today(at text: String) throws -> Date {
+        guard let (h, m) = When.time(text) else { throw UsageError("“\(text)” is not a time: HH:MM, e.g. 16:10") }
+        return calendar.date(bySettingHour: h, minute: m, second: 0, of: now)!
+    }
+
+    /// `today`, `yesterday`, `mon` (the latest Monday, today included), `2026-11-20`; nil if the
+    /// word is not a day (it is then the start of a note).
+    func pastDay(_ word: String) throws -> Date? {
+        let w = word.lowercased()
+        let today = startOfDay(now)
+        if w == "today" { return today }
+        if w == "yesterday" { return add(days: -1, to: today) }
+        if let d = When.isoDay(w, calendar) { return d }
+        let days = ["mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7, "sun": 1]
+        if let wd = days[String(w.prefix(3))], w.count <= 9, "monday tuesday wednesday thursday friday saturday sunday".contains(w) {
+            let back = (calendar.component(.weekday, from: today) - wd + 7) % 7
+            return add(days: -back, to: today)
+        }
+        return nil
+    }
+
+    /// `9:00-10:30` on `day`; an end before the start is the next morning.
+    func range(_ text: String, on day: Date) throws -> (Date, Date) {
+        let parts = text.split(separator: "-").map(String.init)
+        guard parts.count == 2, let a = When.time(parts[0]), let b = When.time(parts[1]) else {
+            throw UsageError("“\(text)” is not a time range: HH:MM-HH:MM, e.g. 9:00-10:30")
+        }
+        let start = calendar.date(bySettingHour: a.0, minute: a.1, second: 0, of: day)!
+        var end = calendar.date(bySettingHour: b.0, minute: b.1, second: 0, of: day)!
+        if end <= start { end = calendar.date(bySettingHour: b.0, minute: b.1, second: 0, of: add(days: 1, to: day))! }
+        return (start, end)
+    }
+
+    /// A period and how to say it: `today`, `yesterday`, `day`, `week` (Monday on), `month`,
+    /// `year`, `2026-11-20`, `2026-11-01..2026-11-15` (both days included).
+    func period(_ text: String) throws -> (Date, Date, String) {
+        let w = text.lowercased().trimmingCharacters(in: .whitespaces)
+        let today = startOfDay(now)
+        switch w {
+        case "today", "day": return (today, add(days: 1, to: today), "today")
+        case "yesterday": return (add(days: -1, to: today), today, "yesterday")
+        case "week":
+            let start = calendar.dateInterval(of: .weekOfYear, for: now)!.start
+            return (start, add(days: 7, to: start), "this week (from \(day(start)))")
+        case "month":
+            let i = calendar.dateInterval(of: .month, for: now)!
+            return (i.start, i.end, "this month")
+        case "year":
+            let i = calendar.dateInterval(of: .year, for: now)!
+            return (i.start, i.end, "this year")
+        default:
+            if let range = w.range(of: "..") {
+                guard let a = When.isoDay(String(w[..<range.lowerBound]), calendar),
+                      let b = When.isoDay(String(w[range.upperBound...]), calendar), a <= b else {
+                    throw UsageError("“\(text)” is not a period: from..to as dates, e.g. 2026-11-01..2026-11-15")
+                }
+                return (a, add(days: 1, to: b), "from \(day(a)) to \(day(b))")
+            }
+            if let d = try pastDay(w) { return (d, add(days: 1, to: d), "on \(day(d))") }
+            throw UsageError("“\(text)” is not a period: today, yesterday, week, month, year, a date or from..to")
+        }
+    }
+}
+
+/// Bars drawn in text, one line a row, readable in any client: Unicode blocks to an eighth of a
+/// character, or `#` for terminals without them.
+struct Bars {
+    let ascii: Bool
+    static let width = 20
+    private static let eighths = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
+
+    func lines(_ rows: [(String, Int)], total: Int) -> [String] {
+        let top = max(1, rows.map(\.1).max() ?? 1)
+        let labelWidth = min(24, rows.map { $0.0.count }.max() ?? 0)
+        return rows.map { label, seconds in
+            let shown = label.count > labelWidth ? String(label.prefix(labelWidth - 1)) + "…" : label
+            let pad = String(repeating: " ", count: labelWidth - shown.count)
+            let bar = self.bar(Double(seconds) / Double(top))
+            let percent = total > 0 ? Int((Double(seconds) * 100 / Double(total)).rounded()) : 0
+            return "  \(shown)\(pad) \(bar)\(String(repeating: " ", count: Self.width - barWidth(bar))) \(TimeRules.duration(seconds)) \(percent)%"
+        }
+    }
+
+    private func bar(_ fraction: Double) -> String {
+        let eighthsWide = Int((fraction * Double(Self.width * 8)).rounded())
+        if ascii { return String(repeating: "#", count: Int((Double(eighthsWide) / 8).rounded())) }
+        return String(repeating: "█", count: eighthsWide / 8) + Self.eighths[eighthsWide % 8]
+    }
+
+    private func barWidth(_ bar: String) -> Int { bar.count }
+}

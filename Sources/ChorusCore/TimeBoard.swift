@@ -1,0 +1,219 @@
+import Foundation
+
+/// The rules of tracked time: one timer per person, entries that never overlap, nothing in the
+/// future, modes of one's own, and time on a job only on a job one may see. Starts, stops and edits
+/// are stored as events with the change, for nobody but the person; time on a room's job is told to
+/// the room once, when its entry closes (`time.logged`).
+public struct TimeBoard: Sendable {
+    public let store: any Store & JobStore & TimeStore
+    public let jobs: JobBoard
+    public let now: @Sendable () -> Date
+
+    public init(store: any Store & JobStore & TimeStore, jobs: JobBoard, now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.jobs = jobs
+        self.now = now
+    }
+
+    /// What time is spent on: a mode, or a job.
+    public enum Target: Equatable, Sendable {
+        case mode(String)
+        case job(Int64)
+    }
+
+    // MARK: Modes
+
+    public func modes(of actor: String) throws -> (presets: [String], own: [String]) {
+        (TimeRules.presets, try store.modes(of: actor))
+    }
+
+    public func addMode(_ name: String, by actor: String) throws -> String {
+        guard let mode = TimeRules.mode(name) else {
+            throw JobError.invalid("“\(name)” is not a mode name: letters, digits and hyphens, up to 24 characters")
+        }
+        guard try !TimeRules.presets.contains(mode) && !store.modes(of: actor).contains(mode) else {
+            throw JobError.invalid("You already have the mode \(mode)")
+        }
+        guard try store.modes(of: actor).count < 50 else { throw JobError.invalid("At most 50 modes of your own") }
+        try store.addMode(mode, of: actor)
+        return mode
+    }
+
+    public func removeMode(_ name: String, by actor: String) throws -> String {
+        let mode = TimeRules.mode(name) ?? name.lowercased()
+        if TimeRules.presets.contains(mode) { throw JobError.invalid("\(mode) is one of everyone's modes: it stays") }
+        guard try store.removeMode(mode, of: actor) else { throw JobError.invalid("You have no mode \(mode)") }
+        return mode
+    }
+
+    // MARK: The timer
+
+    /// Starts a timer; one that was running stops first (returned, with its events).
+    public func start(_ target: Target, note: String, by actor: String) throws -> (started: TimeEntry, stopped: TimeEntry?, events: [Event]) {
+        var entry = try self.entry(for: target, note: note, by: actor)
+        var events: [Event] = []
+        var stopped: TimeEntry?
+        if var running = try store.runningEntry(of: actor) {
+            running.end = max(now(), running.start)
+            try store.updateEntry(running)
+            events += try closed(running, type: EventType.timeStopped)
+            stopped = running
+        }
+        entry.start = now()
+        entry = try store.insertEntry(entry)
+        events += try store.insertEvents([personal(EventType.timeStarted, entry)])
+        return (entry, stopped, events)
+    }
+
+    /// Stops the running timer, now or at a time since it started.
+    public func stop(at time: Date? = nil, by actor: String) throws -> (TimeEntry, [Event]) {
+        guard var running = try store.runningEntry(of: actor) else { throw JobError.invalid("No timer is running. !track start <mode> starts one") }
+        let end = time ?? now()
+        guard end <= now() else { throw JobError.invalid("That is in the future: a timer stops now or earlier") }
+        guard end >= running.start else { throw JobError.invalid("The timer started at a later time than that") }
+        running.end = end
+        try store.updateEntry(running)
+        return (running, try closed(running, type: EventType.timeStopped))
+    }
+
+    /// Throws the running timer away, as if it never ran.
+    public func cancel(by actor: String) throws -> (TimeEntry, Event) {
+        guard let running = try store.runningEntry(of: actor) else { throw JobError.invalid("No timer is running") }
+        try store.deleteEntry(running.id)
+        return (running, try store.insertEvents([personal(EventType.timeCancelled, running)])[0])
+    }
+
+    public func running(of actor: String) throws -> TimeEntry? {
+        try store.runningEntry(of: actor)
+    }
+
+    // MARK: Entries by hand
+
+    /// Adds a finished entry; it may not reach into the future nor overlap another.
+    public func add(_ target: Target, from start: Date, to end: Date, note: String, by actor: String) throws -> (TimeEntry, [Event]) {
+        var entry = try self.entry(for: target, note: note, by: actor)
+        entry.start = start
+        entry.end = end
+        try check(entry)
+        entry = try store.insertEntry(entry)
+        return (entry, try closed(entry, type: EventType.timeAdded))
+    }
+
+    /// A field of an entry its owner may change.
+    public enum Field: Sendable {
+        case start(Date)
+        case end(Date)
+        case target(Target)
+        case note(String)
+    }
+
+    public func edit(_ id: Int64, _ field: Field, by actor: String) throws -> (TimeEntry, Event) {
+        var entry = try own(id, by: actor)
+        let name: String
+        switch field {
+        case .start(let date): entry.start = date; name = "start"
+        case .end(let date):
+            guard !entry.isRunning else { throw JobError.invalid("Entry \(id) is running: !track stop at <HH:MM> ends it") }
+            entry.end = date; name = "end"
+        case .target(let target):
+            let made = try self.entry(for: target, note: entry.note, by: actor)
+            entry.mode = made.mode; entry.job = made.job; entry.room = made.room; name = "mode"
+        case .note(let text): entry.note = try Self.note(text); name = "note"
+        }
+        try check(entry)
+        try store.updateEntry(entry)
+        var event = personal(EventType.timeEdited, entry)
+        event.data["field"] = name
+        return (entry, try store.insertEvents([event])[0])
+    }
+
+    public func remove(_ id: Int64, by actor: String) throws -> (TimeEntry, Event) {
+        let entry = try own(id, by: actor)
+        try store.deleteEntry(id)
+        return (entry, try store.insertEvents([personal(EventType.timeRemoved, entry)])[0])
+    }
+
+    /// The actor's entry `id`; someone else's is answered as if it did not exist.
+    public func own(_ id: Int64, by actor: String) throws -> TimeEntry {
+        guard let entry = try store.entry(id), Account.key(entry.account) == Account.key(actor) else {
+            throw JobError.invalid("You have no entry \(id): !track log shows yours")
+        }
+        return entry
+    }
+
+    // MARK: Reading
+
+    public func entries(of actor: String, from: Date, to: Date) throws -> [TimeEntry] {
+        try store.entries(of: actor, from: from, to: to)
+    }
+
+    /// Seconds logged on a job by everyone, in finished entries.
+    public func seconds(onJob id: Int64) throws -> Int {
+        try store.seconds(onJob: id)
+    }
+
+    public func totals(of actor: String, from: Date, to: Date, by grouping: TimeGrouping) throws -> [TimeTotal] {
+        guard from < to else { throw JobError.invalid("A report's range ends after it starts") }
+        return try store.totals(of: actor, from: from, to: to, now: now(), by: grouping)
+    }
+
+    // MARK: Helpers
+
+    /// An entry for `target`: a mode the actor has, or a job they may see.
+    private func entry(for target: Target, note: String, by actor: String) throws -> TimeEntry {
+        let account = try store.account(named: actor)?.name ?? actor
+        switch target {
+        case .mode(let name):
+            let mode = TimeRules.mode(name) ?? name
+            guard try TimeRules.presets.contains(mode) || store.modes(of: actor).contains(mode) else {
+                throw JobError.invalid("Unknown mode \(name): !modes lists yours, !mode add \(name) makes it")
+            }
+            return TimeEntry(account: account, mode: mode, start: now(), note: try Self.note(note))
+        case .job(let id):
+            let job = try jobs.job(id, by: actor)
+            return TimeEntry(account: account, mode: "job", job: job.id, room: job.room, start: now(), note: try Self.note(note))
+        }
+    }
+
+    /// The rules every finished or edited entry keeps: it ends after it starts, not in the future,
+    /// and overlaps none of the owner's other entries (the clash is named).
+    private func check(_ entry: TimeEntry) throws {
+        let end = entry.end ?? now()
+        guard entry.start < end else { throw JobError.invalid("An entry ends after it starts") }
+        guard end <= now(), entry.start <= now() else { throw JobError.invalid("That is in the future: time is logged once it is spent") }
+        if let clash = try store.overlapping(entry.account, from: entry.start, to: end, now: now(), excluding: entry.id == 0 ? nil : entry.id).first {
+            throw JobError.invalid("That overlaps entry \(clash.id) (\(clash.job.map { "job \($0)" } ?? clash.mode))")
+        }
+    }
+
+    private static func note(_ text: String) throws -> String {
+        let t = text.trimmingCharacters(in: .whitespaces)
+        guard t.count <= 200 else { throw JobError.invalid("A note is at most 200 characters") }
+        return t
+    }
+
+    /// An event of someone's own time: stored, told to nobody (the person has the command's answer).
+    private func personal(_ type: String, _ e: TimeEntry) -> Event {
+        var data = ["entry": String(e.id), "mode": e.mode, "direct": "yes", "start": ISO8601DateFormatter().string(from: e.start)]
+        if let end = e.end {
+            data["end"] = ISO8601DateFormatter().string(from: end)
+            data["minutes"] = String(Int(end.timeIntervalSince(e.start)) / 60)
+        }
+        // Not filed under the job: a job's activity shows time once logged, not someone's every start.
+        if let job = e.job { data["job"] = String(job) }
+        return Event(type: type, room: nil, job: nil, actor: e.account, data: data, at: now())
+    }
+
+    /// The events of an entry that has closed: the person's own, and, for time on a room's job, the
+    /// room's `time.logged`.
+    private func closed(_ e: TimeEntry, type: String) throws -> [Event] {
+        var events = [personal(type, e)]
+        if let id = e.job, let room = e.room, let end = e.end, let job = try store.job(id) {
+            let minutes = Int(end.timeIntervalSince(e.start)) / 60
+            let logged = Event(type: EventType.timeLogged, room: room, job: id, actor: e.account,
+                               data: ["minutes": String(minutes), "title": job.title], at: now())
+            events.append(try jobs.withAudience(logged, job: job, extra: [e.account]))
+        }
+        return try store.insertEvents(events)
+    }
+}

@@ -1,0 +1,40 @@
+import ChorusBot
+import ChorusCore
+import ChorusStore
+import ChorusWorkspace
+import Foundation
+import XCTest
+
+/// `!track` and `!report` read and show times in the person's zone, across a daylight-saving change.
+final class TimeCommandTests: XCTestCase {
+    func run(_ line: String, at iso: String, zone: String, store: SQLiteStore) -> [String] {
+        let now = ISO8601DateFormatter().date(from: iso)!
+        let boards = Boards(store: store, timeZone: TimeZone(identifier: "UTC")!, now: { now })
+        let invocation = Invocation(account: "ann", nick: "ann", room: nil, rooms: [:], onlineAccounts: [:],
+                                    timeZone: TimeZone(identifier: zone)!, now: now)
+        return Bot(boards: boards).run(line, invocation).replies
+    }
+
+    /// Paris leaves summer time at 03:00 on Sunday 25 Oct 2026, when clocks go back to 02:00:
+    /// 01:30 to 03:30 that night lasts three hours, and the day has 25.
+    func testANightWhenTheClocksGoBackLastsAnHourLonger() throws {
+        let store = try SQLiteStore.inMemory()
+        _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
+        try store.setTimeZone("Europe/Paris", of: "ann")
+        let noon = "2026-10-25T11:00:00Z"  // 12:00 in Paris, winter time
+        XCTAssertEqual(run("!track add work 1:30-3:30 night shift", at: noon, zone: "Europe/Paris", store: store),
+                       ["Entry 1: work Sun 25 Oct 01:30–03:30 (3h 00m)."])
+        let entry = try XCTUnwrap(store.entry(1))
+        XCTAssertEqual(entry.start, ISO8601DateFormatter().date(from: "2026-10-24T23:30:00Z"), "01:30 summer time")
+        XCTAssertEqual(entry.end, ISO8601DateFormatter().date(from: "2026-10-25T02:30:00Z"), "03:30 winter time")
+        XCTAssertEqual(run("!track add study 23:30-0:30 yesterday", at: noon, zone: "Europe/Paris", store: store),
+                       ["Entry 2: study Sat 24 Oct 23:30–00:30 (1h 00m)."])
+        // The day in Paris began at 22:00 UTC on the 24th (summer time): half of the study hour is in it.
+        let report = run("!report day", at: noon, zone: "Europe/Paris", store: store)
+        XCTAssertEqual(report.first, "Your time today, by mode (total 3h 30m):")
+        XCTAssertTrue(report[1].hasPrefix("  work  ") && report[1].hasSuffix(" 3h 00m 86%"), report[1])
+        XCTAssertTrue(report[2].hasPrefix("  study ") && report[2].hasSuffix(" 30m 14%"), report[2])
+        XCTAssertEqual(run("!track add work 24:61-1:00", at: noon, zone: "Europe/Paris", store: store),
+                       ["“24:61-1:00” is not a time range: HH:MM-HH:MM, e.g. 9:00-10:30"])
+    }
+}

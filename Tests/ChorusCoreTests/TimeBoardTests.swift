@@ -1,0 +1,147 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import XCTest
+
+/// Tracked time: one timer, switching, no overlaps, nothing in the future, edits, modes, time on
+/// jobs told to the room once, and reports summed by the store against totals worked out by hand.
+final class TimeBoardTests: XCTestCase {
+    var store: SQLiteStore!
+    var time: TimeBoard!
+    var jobs: JobBoard!
+    var clock = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
+
+    final class ClockBox: @unchecked Sendable {
+        weak var test: TimeBoardTests?
+        init(_ test: TimeBoardTests) { self.test = test }
+        var now: Date { test?.clock ?? Date() }
+    }
+
+    override func setUpWithError() throws {
+        store = try SQLiteStore.inMemory()
+        let box = ClockBox(self)
+        jobs = JobBoard(store: store, now: { box.now })
+        time = TimeBoard(store: store, jobs: jobs, now: { box.now })
+        for name in ["ann", "ben"] { _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: clock)) }
+        try store.saveRoom(Room(name: "#Flat", createdAt: clock))
+        try store.saveMembership(Membership(room: "#flat", account: "ann", role: .manager, since: clock))
+    }
+
+    func at(_ iso: String) -> Date { ISO8601DateFormatter().date(from: iso)! }
+
+    func assertRefused(_ expression: @autoclosure () throws -> Any, _ message: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try expression(), file: file, line: line) {
+            XCTAssertEqual(($0 as? JobError)?.description, message, file: file, line: line)
+        }
+    }
+
+    func testOneTimerAtATimeAndStartingAgainStopsTheFirst() throws {
+        let (study, none, _) = try time.start(.mode("Study"), note: "ch. 3", by: "ann")
+        XCTAssertNil(none)
+        XCTAssertEqual(study.mode, "study")
+        clock = clock.addingTimeInterval(1800)
+        let (work, stopped, events) = try time.start(.mode("work"), note: "", by: "ann")
+        XCTAssertEqual(stopped?.id, study.id)
+        XCTAssertEqual(stopped?.end, clock)
+        XCTAssertEqual(try store.runningEntry(of: "ann")?.id, work.id, "one timer runs")
+        XCTAssertEqual(events.map(\.type), [EventType.timeStopped, EventType.timeStarted])
+        XCTAssertTrue(events.allSatisfy { $0.isDirectOnly && $0.concerns.isEmpty && $0.room == nil }, "personal time is nobody else's")
+        assertRefused(try time.start(.mode("sleep"), note: "", by: "ann"), "Unknown mode sleep: !modes lists yours, !mode add sleep makes it")
+        XCTAssertEqual(try store.runningEntry(of: "ann")?.id, work.id, "a refused start stops nothing")
+    }
+
+    func testStoppingNotInTheFutureNorBeforeTheStart() throws {
+        _ = try time.start(.mode("work"), note: "", by: "ann")
+        clock = clock.addingTimeInterval(3600)
+        assertRefused(try time.stop(at: clock.addingTimeInterval(60), by: "ann"), "That is in the future: a timer stops now or earlier")
+        assertRefused(try time.stop(at: clock.addingTimeInterval(-7200), by: "ann"), "The timer started at a later time than that")
+        let (entry, _) = try time.stop(at: clock.addingTimeInterval(-600), by: "ann")
+        XCTAssertEqual(entry.duration(now: clock), 3000)
+        assertRefused(try time.stop(by: "ann"), "No timer is running. !track start <mode> starts one")
+        assertRefused(try time.cancel(by: "ann"), "No timer is running")
+    }
+
+    func testEntriesNeverOverlapNorReachIntoTheFuture() throws {
+        let (a, _) = try time.add(.mode("study"), from: at("2026-11-23T07:00:00Z"), to: at("2026-11-23T08:30:00Z"), note: "", by: "ann")
+        assertRefused(try time.add(.mode("work"), from: at("2026-11-23T08:00:00Z"), to: at("2026-11-23T08:45:00Z"), note: "", by: "ann"),
+                      "That overlaps entry \(a.id) (study)")
+        assertRefused(try time.add(.mode("work"), from: at("2026-11-23T06:00:00Z"), to: at("2026-11-23T09:30:00Z"), note: "", by: "ann"),
+                      "That is in the future: time is logged once it is spent")
+        assertRefused(try time.add(.mode("work"), from: at("2026-11-23T06:00:00Z"), to: at("2026-11-23T05:00:00Z"), note: "", by: "ann"),
+                      "An entry ends after it starts")
+        // Touching is not overlapping; ben's time is his own.
+        _ = try time.add(.mode("work"), from: at("2026-11-23T08:30:00Z"), to: at("2026-11-23T08:45:00Z"), note: "", by: "ann")
+        _ = try time.add(.mode("work"), from: at("2026-11-23T07:00:00Z"), to: at("2026-11-23T08:00:00Z"), note: "", by: "ben")
+        // A running timer counts as lasting until now.
+        _ = try time.start(.mode("break"), note: "", by: "ann")
+        clock = clock.addingTimeInterval(600)
+        assertRefused(try time.add(.mode("work"), from: at("2026-11-23T09:05:00Z"), to: at("2026-11-23T09:08:00Z"), note: "", by: "ann"),
+                      "That overlaps entry 4 (break)")
+    }
+
+    func testEditsKeepTheRulesAndOnlyTheOwnerMakesThem() throws {
+        let (a, _) = try time.add(.mode("study"), from: at("2026-11-23T07:00:00Z"), to: at("2026-11-23T08:00:00Z"), note: "", by: "ann")
+        let (b, _) = try time.add(.mode("work"), from: at("2026-11-23T08:00:00Z"), to: at("2026-11-23T08:30:00Z"), note: "", by: "ann")
+        assertRefused(try time.edit(a.id, .end(at("2026-11-23T08:10:00Z")), by: "ann"), "That overlaps entry \(b.id) (work)")
+        assertRefused(try time.edit(a.id, .start(at("2026-11-23T08:10:00Z")), by: "ann"), "An entry ends after it starts")
+        assertRefused(try time.edit(a.id, .note("mine"), by: "ben"), "You have no entry \(a.id): !track log shows yours")
+        let (edited, event) = try time.edit(a.id, .start(at("2026-11-23T06:30:00Z")), by: "ann")
+        XCTAssertEqual(edited.duration(now: clock), 5400)
+        XCTAssertEqual(event.data["field"], "start")
+        XCTAssertEqual(try time.edit(b.id, .target(.mode("break")), by: "ann").0.mode, "break")
+        assertRefused(try time.remove(b.id, by: "ben"), "You have no entry \(b.id): !track log shows yours")
+        _ = try time.remove(b.id, by: "ann")
+        XCTAssertNil(try store.entry(b.id))
+    }
+
+    func testTimeOnARoomsJobIsToldToTheRoomOnceItsEntryCloses() throws {
+        let job = try XCTUnwrap(jobs.add(title: "Fix the sink", assignee: nil, in: "#flat", by: "ann").job)
+        let (_, _, startEvents) = try time.start(.job(job.id), note: "", by: "ann")
+        XCTAssertFalse(startEvents.contains { $0.type == EventType.timeLogged }, "not at every start")
+        clock = clock.addingTimeInterval(5400)
+        let (_, events) = try time.stop(by: "ann")
+        let logged = try XCTUnwrap(events.first { $0.type == EventType.timeLogged })
+        XCTAssertEqual(logged.room, "#flat")
+        XCTAssertEqual(logged.job, job.id)
+        XCTAssertEqual(logged.data["minutes"], "90")
+        XCTAssertEqual(try time.seconds(onJob: job.id), 5400)
+        XCTAssertFalse(try store.events(of: job.id, limit: 10).contains { $0.type == EventType.timeStarted },
+                       "a job's activity shows time logged, not someone's starts")
+        assertRefused(try time.start(.job(job.id), note: "", by: "ben"), "There is no job \(job.id) that you can see")
+    }
+
+    func testModesOfOnesOwn() throws {
+        XCTAssertEqual(try time.addMode("Guitar", by: "ann"), "guitar")
+        assertRefused(try time.addMode("guitar", by: "ann"), "You already have the mode guitar")
+        assertRefused(try time.addMode("study", by: "ann"), "You already have the mode study")
+        assertRefused(try time.addMode("42", by: "ann"), "“42” is not a mode name: letters, digits and hyphens, up to 24 characters")
+        _ = try time.add(.mode("guitar"), from: at("2026-11-23T07:00:00Z"), to: at("2026-11-23T08:00:00Z"), note: "", by: "ann")
+        assertRefused(try time.start(.mode("guitar"), note: "", by: "ben"), "Unknown mode guitar: !modes lists yours, !mode add guitar makes it")
+        _ = try time.removeMode("guitar", by: "ann")
+        XCTAssertEqual(try time.totals(of: "ann", from: at("2026-11-23T00:00:00Z"), to: at("2026-11-24T00:00:00Z"), by: .mode),
+                       [TimeTotal(key: "guitar", seconds: 3600)], "its time stays")
+    }
+
+    /// Totals worked out by hand: entries cut to the range at both ends, a running timer counted
+    /// until now, grouped by mode, job and room, largest first.
+    func testReportsAreSummedByTheStoreAndCutToTheRange() throws {
+        let job = try XCTUnwrap(jobs.add(title: "Fix the sink", assignee: nil, in: "#flat", by: "ann").job)
+        // Sunday 22:00 to Monday 01:00: 1 h falls on Monday.
+        _ = try time.add(.mode("study"), from: at("2026-11-22T22:00:00Z"), to: at("2026-11-23T01:00:00Z"), note: "", by: "ann")
+        _ = try time.add(.job(job.id), from: at("2026-11-23T06:00:00Z"), to: at("2026-11-23T07:30:00Z"), note: "", by: "ann")
+        _ = try time.add(.mode("study"), from: at("2026-11-23T07:30:00Z"), to: at("2026-11-23T08:00:00Z"), note: "", by: "ann")
+        _ = try time.start(.mode("work"), note: "", by: "ann")  // 09:00
+        clock = at("2026-11-23T09:20:00Z")
+        let monday = (at("2026-11-23T00:00:00Z"), at("2026-11-24T00:00:00Z"))
+        XCTAssertEqual(try time.totals(of: "ann", from: monday.0, to: monday.1, by: .mode),
+                       [TimeTotal(key: "job", seconds: 5400), TimeTotal(key: "study", seconds: 5400), TimeTotal(key: "work", seconds: 1200)])
+        XCTAssertEqual(try time.totals(of: "ann", from: monday.0, to: monday.1, by: .job),
+                       [TimeTotal(key: "", seconds: 6600), TimeTotal(key: String(job.id), seconds: 5400)])
+        XCTAssertEqual(try time.totals(of: "ann", from: monday.0, to: monday.1, by: .room),
+                       [TimeTotal(key: "", seconds: 6600), TimeTotal(key: "#flat", seconds: 5400)])
+        XCTAssertEqual(try time.totals(of: "ann", from: at("2026-11-22T00:00:00Z"), to: monday.0, by: .mode),
+                       [TimeTotal(key: "study", seconds: 7200)], "Sunday keeps its 2 h")
+        XCTAssertEqual(try time.totals(of: "ben", from: monday.0, to: monday.1, by: .mode), [])
+        XCTAssertEqual(try time.entries(of: "ann", from: monday.0, to: monday.1).count, 4)
+    }
+}
