@@ -9,7 +9,7 @@ let package = Package(
     products: [
         .executable(name: "chorusd", targets: ["chorusd"]),
         .executable(name: "chorus-bench", targets: ["chorus-bench"]),
-        .executable(name: "chorus-market-bench", targets: ["chorus-market-bench"]),
+        .executable(name: "chorus-store-bench", targets: ["chorus-store-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -67,9 +67,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        // `!request add` on a large marketplace, in process: run on demand (see BENCHMARKS.md).
+        // Boards on large tables, in process (`!request add`, `!report`): run on demand (see BENCHMARKS.md).
         .executableTarget(
-            name: "chorus-market-bench",
+            name: "chorus-store-bench",
             dependencies: ["ChorusCore", "ChorusStore", "ChorusWorkspace", "ChorusBot"]
         ),
         // The load generator: run on demand, never in `swift test` (see BENCHMARKS.md).
