@@ -155,9 +155,60 @@ extension Bot {
             }
         }
         let sum = rows.reduce(0) { $0 + $1.1 }
-        return Outcome(replies: ["Your time \(title), by \(grouping.rawValue) (total \(TimeRules.duration(sum))):"]
-                       + Bars(ascii: ascii).lines(rows, total: sum))
+        // Against the weekly plan, by mode: every planned mode has a row, logged or not.
+        // The plan up to now: a week in progress is compared with what was planned so far.
+        let soFar = min(to, inv.now)
+        let planned = grouping == .mode && from < soFar ? try time.planned(of: inv.account, from: from, to: soFar, calendar: clock.calendar) : []
+        guard !planned.isEmpty else {
+            return Outcome(replies: ["Your time \(title), by \(grouping.rawValue) (total \(TimeRules.duration(sum))):"]
+                           + Bars(ascii: ascii).lines(rows.map { ($0.0, $0.1, "") }, total: sum))
+        }
+        let plan = Dictionary(uniqueKeysWithValues: planned.map { ($0.key, $0.seconds) })
+        let rowsWithPlan = (rows + planned.filter { p in !rows.contains { $0.0 == p.key } }.map { ($0.key, 0) }).map { row in
+            (row.0, row.1, plan[row.0].map { " · planned \(TimeRules.duration($0))" } ?? " · not planned")
+        }
+        let planTotal = planned.reduce(0) { $0 + $1.seconds }
+        let apart = sum - planTotal
+        let verdict = abs(apart) < 60 ? "as planned" : "\(TimeRules.duration(abs(apart))) \(apart < 0 ? "less" : "more") than planned"
+        return Outcome(replies: ["Your time \(title), by mode (total \(TimeRules.duration(sum))):"]
+                       + Bars(ascii: ascii).lines(rowsWithPlan, total: sum)
+                       + ["  Planned \(soFar < to ? "so far " : "")\(TimeRules.duration(planTotal)), logged \(TimeRules.duration(sum)): \(verdict)."])
     }
+
+    // MARK: !plan
+
+    func plan(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        let usage = "!plan | !plan add <mode> <days> <HH:MM>-<HH:MM> | !plan rm <n>"
+        switch args.next()?.lowercased() {
+        case nil, "list":
+            let blocks = try time.plan(of: inv.account)
+            guard !blocks.isEmpty else { return Outcome(replies: ["Your week has no plan yet: !plan add study mon-fri 9:00-12:00"]) }
+            let week = blocks.reduce(0) { $0 + $1.weeklyMinutes }
+            return Outcome(replies: ["Your weekly plan (\(TimeRules.duration(week * 60)) a week):"] + blocks.map { b in
+                "  \(b.id). \(b.mode) \(TimeRules.daysText(b.days)) \(Self.clock(b.start))-\(Self.clock(b.end)) (\(TimeRules.duration(b.weeklyMinutes * 60)) a week)"
+            })
+        case "add":
+            let mode = try args.word("mode", usage: usage)
+            let dayWord = try args.word("days (mon-fri, sat,sun, daily)", usage: usage)
+            guard let days = TimeRules.days(dayWord) else { throw UsageError("“\(dayWord)” is not days: mon, mon-fri, sat,sun, weekdays, daily") }
+            let range = try args.word("times", usage: usage)
+            let parts = range.split(separator: "-").map(String.init)
+            guard parts.count == 2, let a = When.time(parts[0]), let b = parts[1] == "24:00" ? (24, 0) : When.time(parts[1]) else {
+                throw UsageError("“\(range)” is not a time range: HH:MM-HH:MM, e.g. 9:00-12:00")
+            }
+            let block = try time.addPlan(mode, days: days, from: a.0 * 60 + a.1, to: b.0 * 60 + b.1, by: inv.account)
+            return Outcome(replies: ["Block \(block.id): \(block.mode) \(TimeRules.daysText(block.days)) \(Self.clock(block.start))-\(Self.clock(block.end)) (\(TimeRules.duration(block.weeklyMinutes * 60)) a week). !report week compares."])
+        case "rm", "remove", "delete":
+            guard let word = args.next(), let id = Int64(word) else { throw UsageError("Which block? Usage: \(usage)") }
+            try time.removePlan(id, by: inv.account)
+            return Outcome(replies: ["Block \(id) is out of your plan."])
+        default:
+            throw UsageError("Usage: \(usage)")
+        }
+    }
+
+    /// `09:00` for 540 minutes.
+    static func clock(_ minutes: Int) -> String { String(format: "%02d:%02d", minutes / 60, minutes % 60) }
 
     // MARK: Helpers
 
@@ -298,15 +349,16 @@ struct Bars {
     static let width = 20
     private static let eighths = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"]
 
-    func lines(_ rows: [(String, Int)], total: Int) -> [String] {
+    /// One line a row: label, bar, time, share, and what `suffix` adds.
+    func lines(_ rows: [(String, Int, String)], total: Int) -> [String] {
         let top = max(1, rows.map(\.1).max() ?? 1)
         let labelWidth = min(24, rows.map { $0.0.count }.max() ?? 0)
-        return rows.map { label, seconds in
+        return rows.map { label, seconds, suffix in
             let shown = label.count > labelWidth ? String(label.prefix(labelWidth - 1)) + "…" : label
             let pad = String(repeating: " ", count: labelWidth - shown.count)
             let bar = self.bar(Double(seconds) / Double(top))
             let percent = total > 0 ? Int((Double(seconds) * 100 / Double(total)).rounded()) : 0
-            return "  \(shown)\(pad) \(bar)\(String(repeating: " ", count: Self.width - barWidth(bar))) \(TimeRules.duration(seconds)) \(percent)%"
+            return "  \(shown)\(pad) \(bar)\(String(repeating: " ", count: Self.width - barWidth(bar))) \(TimeRules.duration(seconds)) \(percent)%\(suffix)"
         }
     }
 

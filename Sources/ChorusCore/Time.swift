@@ -49,6 +49,30 @@ public struct TimeTotal: Equatable, Sendable {
     }
 }
 
+/// A block of someone's weekly plan: a mode on some days between two times (`study mon-fri 9:00-12:00`).
+public struct PlanBlock: Equatable, Sendable {
+    public var id: Int64
+    public var account: String
+    public var mode: String
+    /// Calendar weekdays (1 Sunday … 7 Saturday).
+    public var days: Set<Int>
+    /// Minutes after midnight, in the person's zone; the end is later the same day.
+    public var start: Int
+    public var end: Int
+
+    public init(id: Int64 = 0, account: String, mode: String, days: Set<Int>, start: Int, end: Int) {
+        self.id = id
+        self.account = account
+        self.mode = mode
+        self.days = days
+        self.start = start
+        self.end = end
+    }
+
+    /// Minutes a week.
+    public var weeklyMinutes: Int { days.count * (end - start) }
+}
+
 /// What the time rules need from storage.
 public protocol TimeStore: Sendable {
     /// The account's own modes, besides the presets.
@@ -67,6 +91,12 @@ public protocol TimeStore: Sendable {
     func overlapping(_ account: String, from start: Date, to end: Date, now: Date, excluding: Int64?) throws -> [TimeEntry]
     /// The account's entries that overlap [from, to), oldest first.
     func entries(of account: String, from: Date, to: Date) throws -> [TimeEntry]
+    /// The account's weekly plan, in the order it was made.
+    func planBlocks(of account: String) throws -> [PlanBlock]
+    func insertPlanBlock(_ block: PlanBlock) throws -> PlanBlock
+    /// False when the account has no such block.
+    func deletePlanBlock(_ id: Int64, of account: String) throws -> Bool
+
     /// Seconds logged on a job, by everyone, in finished entries.
     func seconds(onJob id: Int64) throws -> Int
     /// Seconds per group within [from, to), each entry cut to the range (a running one lasts
@@ -75,6 +105,43 @@ public protocol TimeStore: Sendable {
 }
 
 public enum TimeRules {
+    /// `mon`, `mon-fri`, `sat,sun`, `weekdays`, `weekends`, `daily` → calendar weekdays (1 Sunday … 7 Saturday).
+    public static func days(_ text: String) -> Set<Int>? {
+        let names = ["sun": 1, "mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7]
+        let order = [2, 3, 4, 5, 6, 7, 1]  // a week runs Monday to Sunday
+        switch text.lowercased() {
+        case "daily", "everyday", "every-day": return Set(1...7)
+        case "weekdays": return [2, 3, 4, 5, 6]
+        case "weekends", "weekend": return [1, 7]
+        default: break
+        }
+        var days = Set<Int>()
+        for part in text.lowercased().split(separator: ",") {
+            let ends = part.split(separator: "-").map { String($0.prefix(3)) }
+            guard (1...2).contains(ends.count), let a = names[ends[0]], let b = names[ends.last!],
+                  let i = order.firstIndex(of: a), let j = order.firstIndex(of: b), i <= j else { return nil }
+            days.formUnion(order[i...j])
+        }
+        return days.isEmpty ? nil : days
+    }
+
+    /// `mon-fri`, `sat,sun`, `daily` for a set of weekdays.
+    public static func daysText(_ days: Set<Int>) -> String {
+        if days.count == 7 { return "daily" }
+        let names = [2: "mon", 3: "tue", 4: "wed", 5: "thu", 6: "fri", 7: "sat", 1: "sun"]
+        let order = [2, 3, 4, 5, 6, 7, 1]
+        var runs: [String] = []
+        var i = 0
+        while i < order.count {
+            guard days.contains(order[i]) else { i += 1; continue }
+            var j = i
+            while j + 1 < order.count && days.contains(order[j + 1]) { j += 1 }
+            runs.append(j - i >= 2 ? "\(names[order[i]]!)-\(names[order[j]]!)" : (i...j).map { names[order[$0]]! }.joined(separator: ","))
+            i = j + 1
+        }
+        return runs.joined(separator: ",")
+    }
+
     /// The modes everyone has.
     public static let presets = ["work", "study", "break", "exercise"]
 

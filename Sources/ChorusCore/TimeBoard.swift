@@ -157,6 +157,50 @@ public struct TimeBoard: Sendable {
         return try store.totals(of: actor, from: from, to: to, now: now(), by: grouping)
     }
 
+    // MARK: The weekly plan
+
+    /// Adds a block to the actor's weekly plan: a mode they have, on some days, between two times
+    /// of one day; blocks do not overlap.
+    public func addPlan(_ mode: String, days: Set<Int>, from start: Int, to end: Int, by actor: String) throws -> PlanBlock {
+        let entry = try self.entry(for: .mode(mode), note: "", by: actor)
+        guard start < end, start >= 0, end <= 24 * 60 else { throw JobError.invalid("A block ends after it starts, the same day") }
+        let blocks = try store.planBlocks(of: actor)
+        guard blocks.count < 100 else { throw JobError.invalid("At most 100 blocks in a plan") }
+        if let clash = blocks.first(where: { !$0.days.isDisjoint(with: days) && $0.start < end && start < $0.end }) {
+            throw JobError.invalid("That overlaps block \(clash.id) (\(clash.mode) \(TimeRules.daysText(clash.days)))")
+        }
+        return try store.insertPlanBlock(PlanBlock(account: entry.account, mode: entry.mode, days: days, start: start, end: end))
+    }
+
+    public func plan(of actor: String) throws -> [PlanBlock] {
+        try store.planBlocks(of: actor)
+    }
+
+    public func removePlan(_ id: Int64, by actor: String) throws {
+        guard try store.deletePlanBlock(id, of: actor) else { throw JobError.invalid("You have no block \(id) in your plan: !plan lists them") }
+    }
+
+    /// Seconds planned per mode within [from, to), day by day in `calendar`'s zone (a day when the
+    /// clocks change keeps its blocks at their clock times).
+    public func planned(of actor: String, from: Date, to: Date, calendar: Calendar) throws -> [TimeTotal] {
+        let blocks = try store.planBlocks(of: actor)
+        guard !blocks.isEmpty else { return [] }
+        var seconds: [String: Int] = [:]
+        var day = calendar.startOfDay(for: from)
+        while day < to {
+            let weekday = calendar.component(.weekday, from: day)
+            for block in blocks where block.days.contains(weekday) {
+                let a = calendar.date(bySettingHour: block.start / 60, minute: block.start % 60, second: 0, of: day)!
+                let b = block.end == 24 * 60 ? calendar.date(byAdding: .day, value: 1, to: day)!
+                    : calendar.date(bySettingHour: block.end / 60, minute: block.end % 60, second: 0, of: day)!
+                let overlap = min(b, to).timeIntervalSince(max(a, from))
+                if overlap > 0 { seconds[block.mode, default: 0] += Int(overlap) }
+            }
+            day = calendar.date(byAdding: .day, value: 1, to: day)!
+        }
+        return seconds.map { TimeTotal(key: $0.key, seconds: $0.value) }.sorted { ($0.seconds, $1.key) > ($1.seconds, $0.key) }
+    }
+
     // MARK: Helpers
 
     /// An entry for `target`: a mode the actor has, or a job they may see.

@@ -25,6 +25,38 @@ extension SQLiteStore: TimeStore {
         }
     }
 
+    // MARK: The weekly plan
+
+    public func planBlocks(of account: String) throws -> [PlanBlock] {
+        try db.read { db in
+            try Row.fetchAll(cached: db, sql: """
+                SELECT id, account, mode, days, start_minute, end_minute FROM time_plan WHERE account_key = ? ORDER BY id
+                """, arguments: [Account.key(account)]).map { row in
+                let mask: Int = row[3]
+                return PlanBlock(id: row[0], account: row[1], mode: row[2], days: Set((1...7).filter { mask & (1 << $0) != 0 }),
+                                 start: row[4], end: row[5])
+            }
+        }
+    }
+
+    public func insertPlanBlock(_ b: PlanBlock) throws -> PlanBlock {
+        try db.write { db in
+            // Weekdays as bits 1 (Sunday) to 7 (Saturday).
+            try db.run(sql: "INSERT INTO time_plan (account_key, account, mode, days, start_minute, end_minute) VALUES (?, ?, ?, ?, ?, ?)",
+                       arguments: [Account.key(b.account), b.account, b.mode, b.days.reduce(0) { $0 | (1 << $1) }, b.start, b.end])
+            var saved = b
+            saved.id = db.lastInsertedRowID
+            return saved
+        }
+    }
+
+    public func deletePlanBlock(_ id: Int64, of account: String) throws -> Bool {
+        try db.write { db in
+            try db.run(sql: "DELETE FROM time_plan WHERE id = ? AND account_key = ?", arguments: [id, Account.key(account)])
+            return db.changesCount > 0
+        }
+    }
+
     // MARK: Entries
 
     public func insertEntry(_ e: TimeEntry) throws -> TimeEntry {

@@ -323,6 +323,16 @@ enum Schema {
                   mode TEXT NOT NULL,
                   PRIMARY KEY (account_key, mode)
                 ) WITHOUT ROWID;
+                CREATE TABLE time_plan (
+                  id INTEGER PRIMARY KEY AUTOINCREMENT,
+                  account_key TEXT NOT NULL,
+                  account TEXT NOT NULL,
+                  mode TEXT NOT NULL,
+                  days INTEGER NOT NULL,
+                  start_minute INTEGER NOT NULL,
+                  end_minute INTEGER NOT NULL
+                );
+                CREATE INDEX time_plan_account ON time_plan(account_key);
                 """)
         }
         return migrator

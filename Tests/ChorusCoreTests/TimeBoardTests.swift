@@ -144,4 +144,32 @@ final class TimeBoardTests: XCTestCase {
         XCTAssertEqual(try time.totals(of: "ben", from: monday.0, to: monday.1, by: .mode), [])
         XCTAssertEqual(try time.entries(of: "ann", from: monday.0, to: monday.1).count, 4)
     }
+
+    func testTheWeeklyPlanIsReadAndCountedDayByDay() throws {
+        XCTAssertEqual(TimeRules.days("mon-fri"), [2, 3, 4, 5, 6])
+        XCTAssertEqual(TimeRules.days("sat,sun"), [7, 1])
+        XCTAssertEqual(TimeRules.days("Weekends"), [1, 7])
+        XCTAssertEqual(TimeRules.days("mon,wed-thu"), [2, 4, 5])
+        XCTAssertNil(TimeRules.days("fri-mon"), "a range runs forward within the week")
+        XCTAssertNil(TimeRules.days("someday"))
+        XCTAssertEqual(TimeRules.daysText([2, 3, 4, 5, 6]), "mon-fri")
+        XCTAssertEqual(TimeRules.daysText([7, 1]), "sat,sun")
+
+        let study = try time.addPlan("study", days: [2, 3, 4, 5, 6], from: 9 * 60, to: 12 * 60, by: "ann")
+        assertRefused(try time.addPlan("work", days: [2], from: 11 * 60, to: 13 * 60, by: "ann"), "That overlaps block \(study.id) (study mon-fri)")
+        assertRefused(try time.addPlan("work", days: [2], from: 13 * 60, to: 12 * 60, by: "ann"), "A block ends after it starts, the same day")
+        assertRefused(try time.addPlan("nap", days: [2], from: 13 * 60, to: 14 * 60, by: "ann"), "Unknown mode nap: !modes lists yours, !mode add nap makes it")
+        _ = try time.addPlan("exercise", days: [7, 1], from: 8 * 60, to: 9 * 60, by: "ann")
+        assertRefused(try time.removePlan(study.id, by: "ben"), "You have no block \(study.id) in your plan: !plan lists them")
+
+        var paris = Calendar(identifier: .gregorian)
+        paris.timeZone = TimeZone(identifier: "Europe/Paris")!
+        // The week of the clocks going back (Mon 19 to Sun 25 Oct 2026, Paris): 15 h of study and
+        // 2 h of exercise at their clock times, whatever the day's length.
+        let week = try time.planned(of: "ann", from: at("2026-10-18T22:00:00Z"), to: at("2026-10-25T23:00:00Z"), calendar: paris)
+        XCTAssertEqual(week, [TimeTotal(key: "study", seconds: 15 * 3600), TimeTotal(key: "exercise", seconds: 2 * 3600)])
+        // Wednesday 10:30 in Paris: two and a half days of study so far.
+        let soFar = try time.planned(of: "ann", from: at("2026-10-18T22:00:00Z"), to: at("2026-10-21T08:30:00Z"), calendar: paris)
+        XCTAssertEqual(soFar, [TimeTotal(key: "study", seconds: 7 * 3600 + 1800)])
+    }
 }
