@@ -130,19 +130,29 @@ extension Bot {
         let usage = "!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]"
         let clock = Clock(inv)
         var words: [String] = []
-        var grouping = TimeGrouping.mode
+        var chosen: TimeGrouping?
         var ascii = false
+        var room: Invocation.RoomRef?
         while let word = args.next() {
             switch word.lowercased() {
             case "by":
-                let g = try args.word("mode, job or room", usage: usage).lowercased()
-                guard let parsed = TimeGrouping(rawValue: g) else { throw UsageError("By mode, job or room. Usage: \(usage)") }
-                grouping = parsed
+                let g = try args.word("mode, job, room or person", usage: usage).lowercased()
+                guard let parsed = TimeGrouping(rawValue: g) else { throw UsageError("By mode, job, room or person. Usage: \(usage)") }
+                chosen = parsed
             case "ascii": ascii = true
-            default: words.append(word)
+            default:
+                if word.hasPrefix("#") {
+                    guard let name = inv.rooms[Account.key(word)] else { throw JobError.notInRoom(word) }
+                    room = .init(key: Account.key(word), name: name)
+                } else {
+                    words.append(word)
+                }
             }
         }
         let (from, to, title) = try clock.period(words.isEmpty ? "week" : words.joined(separator: " "))
+        if let room { return try roomReport(room, from: from, to: to, title: title, grouping: chosen ?? .person, ascii: ascii, inv) }
+        let grouping = chosen ?? .mode
+        guard grouping != .person else { throw UsageError("By person is for a room's report: !report week #room by person") }
         let totals = try time.totals(of: inv.account, from: from, to: to, by: grouping)
         guard !totals.isEmpty else { return Outcome(replies: ["Nothing logged \(title)."]) }
         let rows = try totals.map { total -> (String, Int) in
@@ -152,6 +162,7 @@ extension Bot {
                 guard let id = Int64(total.key) else { return ("no job", total.seconds) }
                 return ("job \(id) " + ((try? board.store.job(id))??.title ?? ""), total.seconds)
             case .room: return (total.key.isEmpty ? "personal" : (inv.rooms[total.key] ?? total.key), total.seconds)
+            case .person: return (total.key, total.seconds)
             }
         }
         let sum = rows.reduce(0) { $0 + $1.1 }
@@ -173,6 +184,22 @@ extension Bot {
         return Outcome(replies: ["Your time \(title), by mode (total \(TimeRules.duration(sum))):"]
                        + Bars(ascii: ascii).lines(rowsWithPlan, total: sum)
                        + ["  Planned \(soFar < to ? "so far " : "")\(TimeRules.duration(planTotal)), logged \(TimeRules.duration(sum)): \(verdict)."])
+    }
+
+    /// Time logged on a room's jobs: a manager's report covers every member, a member's their own.
+    private func roomReport(_ room: Invocation.RoomRef, from: Date, to: Date, title: String, grouping: TimeGrouping, ascii: Bool,
+                            _ inv: Invocation) throws -> Outcome {
+        let totals = try time.roomTotals(room.key, from: from, to: to, by: grouping, by: inv.account)
+        let whose = try rooms.require(.member, of: inv.account, in: room.key, for: "!report") == .manager ? "Time on \(room.name)'s jobs"
+                                                                                                       : "Your time on \(room.name)'s jobs"
+        guard !totals.isEmpty else { return Outcome(replies: ["\(whose) \(title): none logged."]) }
+        let rows = totals.map { total -> (String, Int, String) in
+            guard grouping == .job, let id = Int64(total.key) else { return (total.key, total.seconds, "") }
+            return ("job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? ""), total.seconds, "")
+        }
+        let sum = totals.reduce(0) { $0 + $1.seconds }
+        return Outcome(replies: ["\(whose) \(title), by \(grouping.rawValue) (total \(TimeRules.duration(sum))):"]
+                       + Bars(ascii: ascii).lines(rows, total: sum))
     }
 
     // MARK: !plan

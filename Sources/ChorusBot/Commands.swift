@@ -193,8 +193,9 @@ extension Bot {
         BotCommand(name: "plan", aliases: [], syntax: ["!plan", "!plan add <mode> <days> <HH:MM>-<HH:MM>", "!plan rm <n>"],
                    summary: "Your weekly schedule (days: mon, mon-fri, sat,sun, weekdays, daily); !report week compares it with what you logged.",
                    example: "!plan add study mon-fri 9:00-12:00", audience: .anyone, run: { try $0.plan($1, &$2) }),
-        BotCommand(name: "report", aliases: [], syntax: ["!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]"],
-                   summary: "Where your time went, with a bar chart drawn in text (`ascii` draws with #); this week unless you say.",
+        BotCommand(name: "report", aliases: [], syntax: [
+            "!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]", "!report [period] #room [by person|job]",
+        ], summary: "Where your time went, with a bar chart drawn in text (`ascii` draws with #), this week unless you say; with a #room, the time members logged on its jobs (a member sees their own).",
                    example: "!report week by mode", audience: .anyone, run: { try $0.report($1, &$2) }),
     ]
 

@@ -35,6 +35,8 @@ public struct TimeEntry: Equatable, Sendable {
 /// What a report sums by.
 public enum TimeGrouping: String, Sendable, CaseIterable {
     case mode, job, room
+    /// A room's report: per member.
+    case person
 }
 
 /// One row of a report: a mode, a job or a room, and its seconds.
@@ -96,6 +98,10 @@ public protocol TimeStore: Sendable {
     func insertPlanBlock(_ block: PlanBlock) throws -> PlanBlock
     /// False when the account has no such block.
     func deletePlanBlock(_ id: Int64, of account: String) throws -> Bool
+
+    /// Seconds logged on a room's jobs within [from, to), per account (`byJob` false) or per job,
+    /// of everyone or of `account` only; largest first.
+    func roomTotals(_ room: String, from: Date, to: Date, now: Date, byJob: Bool, account: String?) throws -> [TimeTotal]
 
     /// Seconds logged on a job, by everyone, in finished entries.
     func seconds(onJob id: Int64) throws -> Int

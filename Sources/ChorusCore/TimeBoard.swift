@@ -157,6 +157,15 @@ public struct TimeBoard: Sendable {
         return try store.totals(of: actor, from: from, to: to, now: now(), by: grouping)
     }
 
+    /// Time members logged on a room's jobs: a manager sees everyone's, a member their own.
+    public func roomTotals(_ room: String, from: Date, to: Date, by grouping: TimeGrouping, by actor: String) throws -> [TimeTotal] {
+        guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(try store.roomName(room) ?? room) }
+        guard grouping == .person || grouping == .job else { throw JobError.invalid("A room's report is by person or by job") }
+        guard from < to else { throw JobError.invalid("A report's range ends after it starts") }
+        return try store.roomTotals(room, from: from, to: to, now: now(), byJob: grouping == .job,
+                                    account: role == .manager ? nil : actor)
+    }
+
     // MARK: The weekly plan
 
     /// Adds a block to the actor's weekly plan: a mode they have, on some days, between two times

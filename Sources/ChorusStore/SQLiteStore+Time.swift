@@ -127,6 +127,7 @@ extension SQLiteStore: TimeStore {
         case .mode: group = "mode"
         case .job: group = "coalesce(CAST(job AS TEXT), '')"
         case .room: group = "coalesce(room, '')"
+        case .person: group = "account"
         }
         // Each entry cut to the range, a running one counted until now; summed per group in SQLite.
         // An entry that began before the range is found by the index too: none lasts more than
@@ -138,6 +139,20 @@ extension SQLiteStore: TimeStore {
                 WHERE account_key = ?4 AND start_at < ?2 AND start_at >= ?5 AND coalesce(end_at, ?3) > ?1
                 GROUP BY key ORDER BY ms DESC, key
                 """, arguments: [f, t, n, Account.key(account), f - Self.longest]).map { row in
+                TimeTotal(key: row[0], seconds: Int((row[1] as Int64? ?? 0) / 1000))
+            }
+        }
+    }
+
+    public func roomTotals(_ room: String, from: Date, to: Date, now: Date, byJob: Bool, account: String?) throws -> [TimeTotal] {
+        let (f, t, n) = (Millis.from(from), Millis.from(to), Millis.from(now))
+        let group = byJob ? "CAST(job AS TEXT)" : "account"
+        return try db.read { db in
+            try Row.fetchAll(cached: db, sql: """
+                SELECT \(group) AS key, sum(min(coalesce(end_at, ?3), ?2) - max(start_at, ?1)) AS ms FROM time_entries
+                WHERE room = ?4 AND job IS NOT NULL AND start_at < ?2 AND coalesce(end_at, ?3) > ?1 AND (?5 IS NULL OR account_key = ?5)
+                GROUP BY key ORDER BY ms DESC, key
+                """, arguments: [f, t, n, Account.key(room), account.map(Account.key)]).map { row in
                 TimeTotal(key: row[0], seconds: Int((row[1] as Int64? ?? 0) / 1000))
             }
         }

@@ -318,6 +318,7 @@ enum Schema {
                 CREATE INDEX time_entries_account ON time_entries(account_key, start_at);
                 CREATE UNIQUE INDEX time_entries_running ON time_entries(account_key) WHERE end_at IS NULL;
                 CREATE INDEX time_entries_job ON time_entries(job) WHERE job IS NOT NULL;
+                CREATE INDEX time_entries_room ON time_entries(room, start_at) WHERE room IS NOT NULL;
                 CREATE TABLE time_modes (
                   account_key TEXT NOT NULL,
                   mode TEXT NOT NULL,

@@ -172,4 +172,20 @@ final class TimeBoardTests: XCTestCase {
         let soFar = try time.planned(of: "ann", from: at("2026-10-18T22:00:00Z"), to: at("2026-10-21T08:30:00Z"), calendar: paris)
         XCTAssertEqual(soFar, [TimeTotal(key: "study", seconds: 7 * 3600 + 1800)])
     }
+
+    func testARoomsReportShowsAManagerEveryoneAndAMemberThemselves() throws {
+        try store.saveMembership(Membership(room: "#flat", account: "ben", role: .member, since: clock))
+        let job = try XCTUnwrap(jobs.add(title: "Fix the sink", assignee: nil, in: "#flat", by: "ann").job)
+        _ = try time.add(.job(job.id), from: at("2026-11-23T06:00:00Z"), to: at("2026-11-23T07:00:00Z"), note: "", by: "ann")
+        _ = try time.add(.job(job.id), from: at("2026-11-23T07:00:00Z"), to: at("2026-11-23T07:30:00Z"), note: "", by: "ben")
+        _ = try time.add(.mode("study"), from: at("2026-11-23T08:00:00Z"), to: at("2026-11-23T08:30:00Z"), note: "", by: "ben")
+        let day = (at("2026-11-23T00:00:00Z"), at("2026-11-24T00:00:00Z"))
+        XCTAssertEqual(try time.roomTotals("#flat", from: day.0, to: day.1, by: .person, by: "ann"),
+                       [TimeTotal(key: "ann", seconds: 3600), TimeTotal(key: "ben", seconds: 1800)], "the manager sees everyone")
+        XCTAssertEqual(try time.roomTotals("#flat", from: day.0, to: day.1, by: .person, by: "ben"),
+                       [TimeTotal(key: "ben", seconds: 1800)], "a member sees their own, and not their study")
+        XCTAssertEqual(try time.roomTotals("#flat", from: day.0, to: day.1, by: .job, by: "ann"), [TimeTotal(key: String(job.id), seconds: 5400)])
+        _ = try store.insertAccount(Account(name: "cy", passwordHash: "x", createdAt: clock))
+        assertRefused(try time.roomTotals("#flat", from: day.0, to: day.1, by: .person, by: "cy"), "You are not a member of #Flat")
+    }
 }
