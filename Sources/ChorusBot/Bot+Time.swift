@@ -43,12 +43,21 @@ extension Bot {
         case "stop":
             var at: Date?
             if let word = args.next() {
-                let text = word.lowercased() == "at" ? try args.word("time", usage: "!track stop [at <HH:MM>]") : word
+                let text = word.lowercased() == "at" ? try args.word("time", usage: "!track stop [at <HH:MM> [day]]") : word
                 at = try clock.today(at: text)
+                // `at 16:10 yesterday`: the time the login question offered, on the day it named.
+                if let dayWord = args.next() {
+                    guard let day = try clock.pastDay(dayWord) else { throw UsageError("“\(dayWord)” is not a day: yesterday, fri, 2026-11-20") }
+                    at = clock.calendar.date(bySettingHour: clock.calendar.component(.hour, from: at!),
+                                             minute: clock.calendar.component(.minute, from: at!), second: 0, of: day)
+                }
             }
             let (entry, events) = try time.stop(at: at, by: inv.account)
             return Outcome(replies: ["\(what(entry)) stopped at \(clock.time(entry.end!)): \(TimeRules.duration(Int(entry.duration(now: inv.now)))) " +
                                      "(entry \(entry.id)). Today: \(TimeRules.duration(try today(inv, clock)))."], events: events)
+        case "keep":
+            let entry = try time.keep(by: inv.account)
+            return Outcome(replies: ["\(what(entry)) keeps running since \(clock.time(entry.start)) (\(TimeRules.duration(Int(entry.duration(now: inv.now)))))."])
         case "cancel":
             let (entry, event) = try time.cancel(by: inv.account)
             return Outcome(replies: ["\(what(entry)) since \(clock.time(entry.start)) is thrown away."], events: [event])
@@ -97,6 +106,17 @@ extension Bot {
         default:
             throw UsageError("Usage: \(usage)")
         }
+    }
+
+    /// What a person who comes back is asked about a timer that ran on after their last
+    /// connection closed, or nil when there is nothing to ask.
+    func awayQuestion(for account: String, zone: TimeZone, now: Date) throws -> String? {
+        guard let running = try time.running(of: account), let left = running.leftAt else { return nil }
+        let clock = Clock(zone: zone, now: now)
+        let leftDay = clock.startOfDay(left) == clock.startOfDay(now) ? "" : " " + clock.dayWord(left)
+        let since = (clock.startOfDay(running.start) == clock.startOfDay(now) ? "" : clock.day(running.start) + " ") + clock.time(running.start)
+        return "\(what(running)) has been running since \(since) (you left at \(clock.time(left))\(leftDay)): " +
+            "!track stop at \(clock.time(left))\(leftDay), or !track keep"
     }
 
     private func status(_ inv: Invocation, _ clock: Clock) throws -> String {
@@ -274,11 +294,22 @@ struct Clock {
     let now: Date
 
     init(_ inv: Invocation) {
+        self.init(zone: inv.timeZone, now: inv.now)
+    }
+
+    init(zone: TimeZone, now: Date) {
         var c = Calendar(identifier: .gregorian)
-        c.timeZone = inv.timeZone
+        c.timeZone = zone
         c.firstWeekday = 2
         calendar = c
-        now = inv.now
+        self.now = now
+    }
+
+    /// How `pastDay` reads a day back: `yesterday`, or `2026-11-20`.
+    func dayWord(_ date: Date) -> String {
+        if startOfDay(date) == add(days: -1, to: startOfDay(now)) { return "yesterday" }
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
     }
 
     func startOfDay(_ date: Date) -> Date { calendar.startOfDay(for: date) }

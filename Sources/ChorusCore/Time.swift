@@ -13,9 +13,11 @@ public struct TimeEntry: Equatable, Sendable {
     public var start: Date
     public var end: Date?
     public var note: String
+    /// When the person's last connection closed while this timer ran: asked about at their next login.
+    public var leftAt: Date?
 
     public init(id: Int64 = 0, account: String, mode: String, job: Int64? = nil, room: String? = nil, start: Date,
-                end: Date? = nil, note: String = "") {
+                end: Date? = nil, note: String = "", leftAt: Date? = nil) {
         self.id = id
         self.account = account
         self.mode = mode
@@ -24,6 +26,7 @@ public struct TimeEntry: Equatable, Sendable {
         self.start = start
         self.end = end
         self.note = note
+        self.leftAt = leftAt
     }
 
     public var isRunning: Bool { end == nil }

@@ -83,6 +83,22 @@ public struct TimeBoard: Sendable {
         return (running, try store.insertEvents([personal(EventType.timeCancelled, running)])[0])
     }
 
+    /// The person's last connection closed at `time`: a running timer remembers it, to ask at
+    /// their next login whether they were still at it (the first time they left counts).
+    public func noteLeft(_ actor: String, at time: Date) throws {
+        guard var running = try store.runningEntry(of: actor), running.leftAt == nil else { return }
+        running.leftAt = time
+        try store.updateEntry(running)
+    }
+
+    /// `!track keep`: the timer ran on while they were away; it keeps running and is not asked about again.
+    public func keep(by actor: String) throws -> TimeEntry {
+        guard var running = try store.runningEntry(of: actor) else { throw JobError.invalid("No timer is running") }
+        running.leftAt = nil
+        try store.updateEntry(running)
+        return running
+    }
+
     public func running(of actor: String) throws -> TimeEntry? {
         try store.runningEntry(of: actor)
     }

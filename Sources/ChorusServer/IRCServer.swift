@@ -267,6 +267,10 @@ public final class IRCServer: @unchecked Sendable {
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
         guard client.registered else { return }
+        // The account's last connection: a running timer notes when, to ask at the next login.
+        if let account = client.account, registry.connections(ofAccount: account.key).isEmpty {
+            workspace.run(TimeDeparture(account.name, at: now()))
+        }
         let quit = Outgoing(Message(source: client.prefix, "QUIT", [reason]), time: now(), account: client.accountName)
         broadcast(quit, to: peers(of: client), except: client)
         for room in client.rooms { room.remove(client) }

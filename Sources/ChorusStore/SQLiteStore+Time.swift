@@ -62,8 +62,9 @@ extension SQLiteStore: TimeStore {
     public func insertEntry(_ e: TimeEntry) throws -> TimeEntry {
         try db.write { db in
             try db.run(sql: """
-                INSERT INTO time_entries (account_key, account, mode, job, room, start_at, end_at, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [Account.key(e.account), e.account, e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note])
+                INSERT INTO time_entries (account_key, account, mode, job, room, start_at, end_at, note, left_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [Account.key(e.account), e.account, e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note,
+                                 e.leftAt.map(Millis.from)])
             var saved = e
             saved.id = db.lastInsertedRowID
             return saved
@@ -72,8 +73,8 @@ extension SQLiteStore: TimeStore {
 
     public func updateEntry(_ e: TimeEntry) throws {
         try db.write { db in
-            try db.run(sql: "UPDATE time_entries SET mode = ?, job = ?, room = ?, start_at = ?, end_at = ?, note = ? WHERE id = ?",
-                       arguments: [e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note, e.id])
+            try db.run(sql: "UPDATE time_entries SET mode = ?, job = ?, room = ?, start_at = ?, end_at = ?, note = ?, left_at = ? WHERE id = ?",
+                       arguments: [e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note, e.leftAt.map(Millis.from), e.id])
         }
     }
 
@@ -162,10 +163,10 @@ extension SQLiteStore: TimeStore {
     /// month is still counted, and the index scan stays short.
     private static let longest: Int64 = 31 * 24 * 3600 * 1000
 
-    private static let entryColumns = "id, account, mode, job, room, start_at, end_at, note"
+    private static let entryColumns = "id, account, mode, job, room, start_at, end_at, note, left_at"
 
     private static func entry(_ row: Row) -> TimeEntry {
         TimeEntry(id: row[0], account: row[1], mode: row[2], job: row[3], room: row[4], start: Millis.date(row[5]),
-                  end: (row[6] as Int64?).map(Millis.date), note: row[7])
+                  end: (row[6] as Int64?).map(Millis.date), note: row[7], leftAt: (row[8] as Int64?).map(Millis.date))
     }
 }

@@ -313,7 +313,8 @@ enum Schema {
                   room TEXT,
                   start_at INTEGER NOT NULL,
                   end_at INTEGER,
-                  note TEXT NOT NULL DEFAULT ''
+                  note TEXT NOT NULL DEFAULT '',
+                  left_at INTEGER
                 );
                 CREATE INDEX time_entries_account ON time_entries(account_key, start_at);
                 CREATE UNIQUE INDEX time_entries_running ON time_entries(account_key) WHERE end_at IS NULL;

@@ -122,6 +122,21 @@ extension IRCServer {
         }
     }
 
+    /// Someone logged in: a timer that ran on since their last connection closed is asked about
+    /// (`TimeArrival`), once their other lines of the login are out.
+    func askAboutTimer(of client: Client, account: String) {
+        workspace.run(TimeArrival(account, at: now())) { outcome in
+            guard !outcome.replies.isEmpty else { return }
+            self.loop.execute {
+                guard !client.closing else { return }
+                for line in outcome.replies {
+                    self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick, line]), time: self.now(),
+                                       account: self.config.serviceNick), to: client)
+                }
+            }
+        }
+    }
+
     /// What happened while an account was away: one line per event, in order.
     func deliverQueuedEvents(to client: Client, accountKey: String) {
         // Taken (read and removed) on the writer, in order with the events queued before it.

@@ -193,6 +193,7 @@ extension IRCServer {
             rejoinRooms(client, reply: reply)
             deliverQueuedEvents(to: client, accountKey: account.key)
             deliverHeldLines(to: client, accountKey: account.key)
+            if registry.connections(ofAccount: account.key).count == 1 { askAboutTimer(of: client, account: account.name) }
         }
     }
 
@@ -214,6 +215,7 @@ extension IRCServer {
         settleRooms(of: client, reply: reply)
         deliverQueuedEvents(to: client, accountKey: account.key)
         deliverHeldLines(to: client, accountKey: account.key)
+        if registry.connections(ofAccount: account.key).count == 1 { askAboutTimer(of: client, account: account.name) }
     }
 
     // AUTHENTICATE PLAIN | AUTHENTICATE <base64 chunk> | AUTHENTICATE *
