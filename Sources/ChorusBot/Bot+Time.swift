@@ -55,6 +55,14 @@ extension Bot {
             let (entry, events) = try time.stop(at: at, by: inv.account)
             return Outcome(replies: ["\(what(entry)) stopped at \(clock.time(entry.end!)): \(TimeRules.duration(Int(entry.duration(now: inv.now)))) " +
                                      "(entry \(entry.id)). Today: \(TimeRules.duration(try today(inv, clock)))."], events: events)
+        case "limit":
+            guard let word = args.next()?.lowercased() else {
+                return Outcome(replies: ["Your timer nudges you once after \(TimeRules.duration(try time.limit(of: inv.account) * 60)). !track limit 10h changes it."])
+            }
+            let minutes = word == "default" ? nil : try Self.minutes(word)
+            let event = try time.setLimit(minutes, by: inv.account)
+            return Outcome(replies: ["A timer now nudges you once after \(TimeRules.duration((minutes ?? TimeRules.defaultLimitMinutes) * 60))."],
+                           events: [event])
         case "keep":
             let entry = try time.keep(by: inv.account)
             return Outcome(replies: ["\(what(entry)) keeps running since \(clock.time(entry.start)) (\(TimeRules.duration(Int(entry.duration(now: inv.now)))))."])
@@ -252,6 +260,25 @@ extension Bot {
         default:
             throw UsageError("Usage: \(usage)")
         }
+    }
+
+    /// `10h`, `90m`, `8h30m`, `8h30` → minutes.
+    static func minutes(_ text: String) throws -> Int {
+        let t = text.lowercased()
+        var total = 0, digits = "", unitSeen = false
+        for ch in t {
+            if ch.isNumber { digits.append(ch); continue }
+            guard let n = Int(digits), ch == "h" || ch == "m" else { throw UsageError("“\(text)” is not a duration: 10h, 90m, 8h30m") }
+            total += ch == "h" ? n * 60 : n
+            digits = ""
+            unitSeen = true
+        }
+        if !digits.isEmpty {
+            guard unitSeen, let n = Int(digits) else { throw UsageError("“\(text)” is not a duration: 10h, 90m, 8h30m") }
+            total += n
+        }
+        guard total > 0, total < 100_000 else { throw UsageError("“\(text)” is not a duration: 10h, 90m, 8h30m") }
+        return total
     }
 
     /// `09:00` for 540 minutes.

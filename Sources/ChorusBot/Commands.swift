@@ -186,7 +186,7 @@ extension Bot {
                    example: "!mode add reading", audience: .anyone, run: { try $0.mode($1, &$2) }),
         BotCommand(name: "track", aliases: ["timer"], syntax: [
             "!track", "!track start <mode> [note]", "!track start job <n> [note]", "!track switch <mode>", "!track stop [at <HH:MM> [day]]",
-            "!track keep", "!track cancel", "!track add <mode|job n> <HH:MM>-<HH:MM> [day] [note]",
+            "!track keep", "!track cancel", "!track limit [<duration>|default]", "!track add <mode|job n> <HH:MM>-<HH:MM> [day] [note]",
             "!track edit <entry> start|end|mode|note <value>", "!track rm <entry>", "!track log [today|yesterday|week|<date>]",
         ], summary: "Track your time: one timer at a time, entries by hand that never overlap, and the log of them.",
                    example: "!track start study chapter 3", audience: .anyone, run: { try $0.track($1, &$2) }),

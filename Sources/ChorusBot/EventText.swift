@@ -119,6 +119,10 @@ public struct EventText: Sendable {
         case EventType.timeLogged:
             let minutes = Int(d["minutes"] ?? "") ?? 0
             return "\(e.actor) logged \(TimeRules.duration(minutes * 60)) on \(itJob)"
+        case EventType.timeNudge:
+            let what = d["job"].map { "Your timer on job \($0)" } ?? "Your \(d["mode"] ?? "") timer"
+            return "\(what) has been running for \(TimeRules.duration((Int(d["minutes"] ?? "") ?? 0) * 60)): " +
+                "!track stop, or !track stop at <HH:MM> if you stopped earlier"
         case let type where type.hasPrefix("time."):
             return "\(e.actor): \(type) \(d["mode"] ?? "")"
         case let type where type.hasPrefix("request."):

@@ -91,6 +91,9 @@ public enum EventType {
     public static let timeEdited = "time.edited"
     public static let timeRemoved = "time.removed"
     public static let timeLogged = "time.logged"
+    /// A timer ran past its owner's limit: told to them alone, once.
+    public static let timeNudge = "time.nudge"
+    public static let timeLimit = "time.limit"
 }
 
 /// Who in a room may see an event: the one rule, used for the room's line, its stored history row

@@ -106,6 +106,15 @@ public protocol TimeStore: Sendable {
     /// of everyone or of `account` only; largest first.
     func roomTotals(_ room: String, from: Date, to: Date, now: Date, byJob: Bool, account: String?) throws -> [TimeTotal]
 
+    /// How long the account's timer may run before it earns a nudge, in minutes (nil: the default).
+    func timerLimit(of account: String) throws -> Int?
+    func setTimerLimit(_ minutes: Int?, of account: String) throws
+    /// Running entries past their owner's limit (`defaultMinutes` unless set) and not yet nudged.
+    func runningPastLimit(at now: Date, defaultMinutes: Int) throws -> [TimeEntry]
+    /// When the first running entry not yet nudged reaches its owner's limit.
+    func nextTimerLimit(defaultMinutes: Int) throws -> Date?
+    func markNudged(_ id: Int64) throws
+
     /// Seconds logged on a job, by everyone, in finished entries.
     func seconds(onJob id: Int64) throws -> Int
     /// Seconds per group within [from, to), each entry cut to the range (a running one lasts
@@ -150,6 +159,9 @@ public enum TimeRules {
         }
         return runs.joined(separator: ",")
     }
+
+    /// How long a timer runs before its owner is nudged, unless they set their own (`!track limit`).
+    public static let defaultLimitMinutes = 8 * 60
 
     /// The modes everyone has.
     public static let presets = ["work", "study", "break", "exercise"]

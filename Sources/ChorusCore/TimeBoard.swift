@@ -182,6 +182,39 @@ public struct TimeBoard: Sendable {
                                     account: role == .manager ? nil : actor)
     }
 
+    // MARK: Limits
+
+    /// `!track limit 10h`: how long the actor's timer runs before they are nudged (nil: the default).
+    public func setLimit(_ minutes: Int?, by actor: String) throws -> Event {
+        if let minutes { guard (15...(24 * 60)).contains(minutes) else { throw JobError.invalid("A limit is between 15m and 24h") } }
+        try store.setTimerLimit(minutes, of: actor)
+        // An event, stored and told to nobody, so the scheduler looks again at what comes due.
+        let event = Event(type: EventType.timeLimit, room: nil, job: nil, actor: actor,
+                          data: ["minutes": String(minutes ?? TimeRules.defaultLimitMinutes), "direct": "yes"], at: now())
+        return try store.insertEvents([event])[0]
+    }
+
+    public func limit(of actor: String) throws -> Int {
+        try store.timerLimit(of: actor) ?? TimeRules.defaultLimitMinutes
+    }
+
+    /// Timers past their owner's limit earn one nudge each, told to the owner alone.
+    public func nudge() throws -> [Event] {
+        var events: [Event] = []
+        for entry in try store.runningPastLimit(at: now(), defaultMinutes: TimeRules.defaultLimitMinutes) {
+            try store.markNudged(entry.id)
+            var event = personal(EventType.timeNudge, entry)
+            event.data["minutes"] = String(Int(now().timeIntervalSince(entry.start)) / 60)
+            event.concerns = [entry.account]
+            events.append(event)
+        }
+        return events.isEmpty ? [] : try store.insertEvents(events)
+    }
+
+    public func nextNudge() throws -> Date? {
+        try store.nextTimerLimit(defaultMinutes: TimeRules.defaultLimitMinutes)
+    }
+
     // MARK: The weekly plan
 
     /// Adds a block to the actor's weekly plan: a mode they have, on some days, between two times

@@ -25,6 +25,53 @@ extension SQLiteStore: TimeStore {
         }
     }
 
+    // MARK: Limits
+
+    public func timerLimit(of account: String) throws -> Int? {
+        try db.read { db in
+            try Int.fetchOne(cached: db, sql: "SELECT limit_minutes FROM time_settings WHERE account_key = ?", arguments: [Account.key(account)])
+        }
+    }
+
+    public func setTimerLimit(_ minutes: Int?, of account: String) throws {
+        try db.write { db in
+            if let minutes {
+                try db.run(sql: """
+                    INSERT INTO time_settings (account_key, limit_minutes) VALUES (?, ?)
+                    ON CONFLICT(account_key) DO UPDATE SET limit_minutes = excluded.limit_minutes
+                    """, arguments: [Account.key(account), minutes])
+            } else {
+                try db.run(sql: "DELETE FROM time_settings WHERE account_key = ?", arguments: [Account.key(account)])
+            }
+        }
+    }
+
+    /// Running, not nudged, with each owner's limit: the few timers running now, by the partial index.
+    private static let limitExpression = "time_entries.start_at + coalesce(time_settings.limit_minutes, ?) * 60000"
+
+    public func runningPastLimit(at now: Date, defaultMinutes: Int) throws -> [TimeEntry] {
+        try db.read { db in
+            try Row.fetchAll(cached: db, sql: """
+                SELECT \(Self.entryColumns.split(separator: ",").map { "time_entries." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+                FROM time_entries LEFT JOIN time_settings USING (account_key)
+                WHERE time_entries.end_at IS NULL AND NOT time_entries.nudged AND \(Self.limitExpression) <= ?
+                """, arguments: [defaultMinutes, Millis.from(now)]).map(Self.entry)
+        }
+    }
+
+    public func nextTimerLimit(defaultMinutes: Int) throws -> Date? {
+        try db.read { db in
+            try Int64.fetchOne(cached: db, sql: """
+                SELECT min(\(Self.limitExpression)) FROM time_entries LEFT JOIN time_settings USING (account_key)
+                WHERE time_entries.end_at IS NULL AND NOT time_entries.nudged
+                """, arguments: [defaultMinutes]).map(Millis.date)
+        }
+    }
+
+    public func markNudged(_ id: Int64) throws {
+        try db.write { db in try db.run(sql: "UPDATE time_entries SET nudged = 1 WHERE id = ?", arguments: [id]) }
+    }
+
     // MARK: The weekly plan
 
     public func planBlocks(of account: String) throws -> [PlanBlock] {

@@ -314,7 +314,8 @@ enum Schema {
                   start_at INTEGER NOT NULL,
                   end_at INTEGER,
                   note TEXT NOT NULL DEFAULT '',
-                  left_at INTEGER
+                  left_at INTEGER,
+                  nudged BOOLEAN NOT NULL DEFAULT 0
                 );
                 CREATE INDEX time_entries_account ON time_entries(account_key, start_at);
                 CREATE UNIQUE INDEX time_entries_running ON time_entries(account_key) WHERE end_at IS NULL;
@@ -335,6 +336,10 @@ enum Schema {
                   end_minute INTEGER NOT NULL
                 );
                 CREATE INDEX time_plan_account ON time_plan(account_key);
+                CREATE TABLE time_settings (
+                  account_key TEXT PRIMARY KEY,
+                  limit_minutes INTEGER NOT NULL
+                ) WITHOUT ROWID;
                 """)
         }
         return migrator

@@ -25,14 +25,15 @@ public struct Boards: Sendable {
     }
 
     /// The earliest time something on any board comes due (a chore's reminder, an open request's
-    /// window ending), nil if nothing will.
+    /// window ending, a timer reaching its owner's limit), nil if nothing will.
     func nextDue(remindEvery interval: TimeInterval) throws -> Date? {
-        try [chores.nextReminder(every: interval), market.nextExpiry()].compactMap { $0 }.min()
+        try [chores.nextReminder(every: interval), market.nextExpiry(), time.nextNudge()].compactMap { $0 }.min()
     }
 
-    /// Everything due by now on every board: reminders fire, requests whose window passed expire.
+    /// Everything due by now on every board: reminders fire, requests whose window passed expire,
+    /// timers past their limit earn a nudge.
     func fireDue(remindEvery interval: TimeInterval) throws -> [Event] {
-        try chores.fireReminders(every: interval) + market.expire()
+        try chores.fireReminders(every: interval) + market.expire() + time.nudge()
     }
 }
 

@@ -311,5 +311,6 @@ extension Event {
     /// Whether the event may move what comes due next (a chore's turn or schedule, a request's window).
     var changesWhatComesDue: Bool {
         type.hasPrefix("chore.") || type.hasPrefix("turn.") || type.hasPrefix("member.") || type.hasPrefix("request.")
+            || type.hasPrefix("time.")
     }
 }

@@ -220,6 +220,32 @@ final class WorkspaceTests: XCTestCase {
         XCTAssertEqual(nextDue.withLock { $0.last }, .some(nil), "nothing else is due")
     }
 
+    /// A timer past its owner's limit is due: it earns one nudge, told to the owner alone.
+    func testATimerPastItsLimitEarnsOneNudge() throws {
+        let nextDue = Mutex<[Date?]>([])
+        let told = DispatchSemaphore(value: 0)
+        workspace.whenNextDueChanges { date in
+            nextDue.withLock { $0.append(date) }
+            told.signal()
+        }
+        let started = t0.addingTimeInterval(-9 * 3600)
+        _ = try store.insertEntry(TimeEntry(account: "ben", mode: "work", start: started))
+        workspace.announceNextDue()
+        XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(nextDue.withLock { $0.last }, .some(started.addingTimeInterval(8 * 3600)), "8 h after it started")
+
+        for _ in 0..<2 {
+            let fired = DispatchSemaphore(value: 0)
+            workspace.fireDue { fired.signal() }
+            XCTAssertEqual(fired.wait(timeout: .now() + 5), .success)
+        }
+        let nudges = sink.all.flatMap(\.deliveries).filter { $0.event.type == EventType.timeNudge }
+        XCTAssertEqual(nudges.count, 1, "once")
+        XCTAssertEqual(nudges.first?.direct, ["ben"])
+        XCTAssertEqual(nudges.first?.event.data["minutes"], "540")
+        XCTAssertNil(nudges.first?.roomLine)
+    }
+
     func testWhatComesDueNextAndTheReminderThatFires() throws {
         let nextDue = Mutex<[Date?]>([])
         let told = DispatchSemaphore(value: 0)
