@@ -233,7 +233,7 @@ extension Bot {
     // MARK: !plan
 
     func plan(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!plan | !plan add <mode> <days> <HH:MM>-<HH:MM> | !plan rm <n>"
+        let usage = "!plan | !plan add <mode> <days> <HH:MM>-<HH:MM> | !plan rm <n> | !plan remind on|off"
         switch args.next()?.lowercased() {
         case nil, "list":
             let blocks = try time.plan(of: inv.account)
@@ -253,6 +253,12 @@ extension Bot {
             }
             let block = try time.addPlan(mode, days: days, from: a.0 * 60 + a.1, to: b.0 * 60 + b.1, by: inv.account)
             return Outcome(replies: ["Block \(block.id): \(block.mode) \(TimeRules.daysText(block.days)) \(Self.clock(block.start))-\(Self.clock(block.end)) (\(TimeRules.duration(block.weeklyMinutes * 60)) a week). !report week compares."])
+        case "remind":
+            let word = try args.word("on or off", usage: usage).lowercased()
+            guard word == "on" || word == "off" else { throw UsageError("Usage: \(usage)") }
+            let event = try time.setPlanReminders(word == "on", by: inv.account)
+            return Outcome(replies: [word == "on" ? "A planned block that starts while no timer runs now earns you a nudge."
+                                                  : "No more nudges from your plan."], events: [event])
         case "rm", "remove", "delete":
             guard let word = args.next(), let id = Int64(word) else { throw UsageError("Which block? Usage: \(usage)") }
             try time.removePlan(id, by: inv.account)

@@ -190,7 +190,7 @@ extension Bot {
             "!track edit <entry> start|end|mode|note <value>", "!track rm <entry>", "!track log [today|yesterday|week|<date>]",
         ], summary: "Track your time: one timer at a time, entries by hand that never overlap, and the log of them.",
                    example: "!track start study chapter 3", audience: .anyone, run: { try $0.track($1, &$2) }),
-        BotCommand(name: "plan", aliases: [], syntax: ["!plan", "!plan add <mode> <days> <HH:MM>-<HH:MM>", "!plan rm <n>"],
+        BotCommand(name: "plan", aliases: [], syntax: ["!plan", "!plan add <mode> <days> <HH:MM>-<HH:MM>", "!plan rm <n>", "!plan remind on|off"],
                    summary: "Your weekly schedule (days: mon, mon-fri, sat,sun, weekdays, daily); !report week compares it with what you logged.",
                    example: "!plan add study mon-fri 9:00-12:00", audience: .anyone, run: { try $0.plan($1, &$2) }),
         BotCommand(name: "report", aliases: [], syntax: [

@@ -123,6 +123,9 @@ public struct EventText: Sendable {
             let what = d["job"].map { "Your timer on job \($0)" } ?? "Your \(d["mode"] ?? "") timer"
             return "\(what) has been running for \(TimeRules.duration((Int(d["minutes"] ?? "") ?? 0) * 60)): " +
                 "!track stop, or !track stop at <HH:MM> if you stopped earlier"
+        case EventType.timePlanned:
+            let mode = d["mode"] ?? "?"
+            return "Your plan says \(mode) from \(d["from"] ?? "?") to \(d["to"] ?? "?"), and no timer runs: !track start \(mode)"
         case let type where type.hasPrefix("time."):
             return "\(e.actor): \(type) \(d["mode"] ?? "")"
         case let type where type.hasPrefix("request."):

@@ -94,6 +94,9 @@ public enum EventType {
     /// A timer ran past its owner's limit: told to them alone, once.
     public static let timeNudge = "time.nudge"
     public static let timeLimit = "time.limit"
+    public static let timePlanReminders = "time.plan.reminders"
+    /// A planned block started while no timer ran: told to its owner, if they asked for it.
+    public static let timePlanned = "time.planned"
 }
 
 /// Who in a room may see an event: the one rule, used for the room's line, its stored history row

@@ -115,6 +115,12 @@ public protocol TimeStore: Sendable {
     func nextTimerLimit(defaultMinutes: Int) throws -> Date?
     func markNudged(_ id: Int64) throws
 
+    /// `!plan remind on|off`, and until when the account's planned blocks were looked at.
+    func setPlanReminders(_ on: Bool, of account: String, from time: Date) throws
+    /// Accounts with plan reminders on, and until when their blocks were looked at.
+    func planReminderAccounts() throws -> [(account: String, until: Date)]
+    func setRemindedUntil(_ time: Date, of account: String) throws
+
     /// Seconds logged on a job, by everyone, in finished entries.
     func seconds(onJob id: Int64) throws -> Int
     /// Seconds per group within [from, to), each entry cut to the range (a running one lasts

@@ -259,6 +259,60 @@ public struct TimeBoard: Sendable {
         return seconds.map { TimeTotal(key: $0.key, seconds: $0.value) }.sorted { ($0.seconds, $1.key) > ($1.seconds, $0.key) }
     }
 
+    // MARK: Reminders of the plan
+
+    /// `!plan remind on|off`: a planned block that starts while no timer runs earns a nudge.
+    public func setPlanReminders(_ on: Bool, by actor: String) throws -> Event {
+        try store.setPlanReminders(on, of: actor, from: now())
+        // Stored and told to nobody, so the scheduler looks again at what comes due.
+        let event = Event(type: EventType.timePlanReminders, room: nil, job: nil, actor: actor,
+                          data: ["on": on ? "yes" : "no", "direct": "yes"], at: now())
+        return try store.insertEvents([event])[0]
+    }
+
+    /// The first start of a planned block, after the last one looked at, among people with plan
+    /// reminders on, each in their own zone (`serverZone` for those without one).
+    public func nextPlanStart(serverZone: TimeZone) throws -> Date? {
+        try store.planReminderAccounts().compactMap { account, until in
+            try starts(of: account, after: until, upTo: until.addingTimeInterval(8 * 86_400), serverZone: serverZone).first?.0
+        }.min()
+    }
+
+    /// Blocks that started since they were last looked at, for people with reminders on: each
+    /// person whose timer is not running is told of the latest, once.
+    public func planReminders(serverZone: TimeZone) throws -> [Event] {
+        var events: [Event] = []
+        for (account, until) in try store.planReminderAccounts() {
+            let started = try starts(of: account, after: until, upTo: now(), serverZone: serverZone)
+            try store.setRemindedUntil(now(), of: account)
+            guard let (at, block, _) = started.last, try store.runningEntry(of: account) == nil else { continue }
+            let clock = { (m: Int) in String(format: "%02d:%02d", m / 60, m % 60) }
+            events.append(Event(type: EventType.timePlanned, room: nil, job: nil, actor: block.account,
+                                data: ["mode": block.mode, "from": clock(block.start), "to": clock(block.end), "direct": "yes"],
+                                at: at, concerns: [block.account]))
+        }
+        return events.isEmpty ? [] : try store.insertEvents(events)
+    }
+
+    /// Starts of the account's blocks in (after, upTo], oldest first, with the block and the zone.
+    private func starts(of account: String, after: Date, upTo: Date, serverZone: TimeZone) throws -> [(Date, PlanBlock, TimeZone)] {
+        let zone = try store.timeZone(of: account).flatMap(TimeZone.init(identifier:)) ?? serverZone
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let blocks = try store.planBlocks(of: account)
+        var found: [(Date, PlanBlock, TimeZone)] = []
+        var day = calendar.startOfDay(for: after)
+        while day <= upTo {
+            let weekday = calendar.component(.weekday, from: day)
+            for block in blocks where block.days.contains(weekday) {
+                let start = calendar.date(bySettingHour: block.start / 60, minute: block.start % 60, second: 0, of: day)!
+                if start > after && start <= upTo { found.append((start, block, zone)) }
+            }
+            day = calendar.date(byAdding: .day, value: 1, to: day)!
+        }
+        return found.sorted { $0.0 < $1.0 }
+    }
+
     // MARK: Helpers
 
     /// An entry for `target`: a mode the actor has, or a job they may see.

@@ -35,14 +35,34 @@ extension SQLiteStore: TimeStore {
 
     public func setTimerLimit(_ minutes: Int?, of account: String) throws {
         try db.write { db in
-            if let minutes {
-                try db.run(sql: """
-                    INSERT INTO time_settings (account_key, limit_minutes) VALUES (?, ?)
-                    ON CONFLICT(account_key) DO UPDATE SET limit_minutes = excluded.limit_minutes
-                    """, arguments: [Account.key(account), minutes])
-            } else {
-                try db.run(sql: "DELETE FROM time_settings WHERE account_key = ?", arguments: [Account.key(account)])
-            }
+            try db.run(sql: """
+                INSERT INTO time_settings (account_key, limit_minutes) VALUES (?, ?)
+                ON CONFLICT(account_key) DO UPDATE SET limit_minutes = excluded.limit_minutes
+                """, arguments: [Account.key(account), minutes])
+        }
+    }
+
+    public func setPlanReminders(_ on: Bool, of account: String, from time: Date) throws {
+        try db.write { db in
+            try db.run(sql: """
+                INSERT INTO time_settings (account_key, plan_remind, reminded_until) VALUES (?, ?, ?)
+                ON CONFLICT(account_key) DO UPDATE SET plan_remind = excluded.plan_remind, reminded_until = excluded.reminded_until
+                """, arguments: [Account.key(account), on, Millis.from(time)])
+        }
+    }
+
+    public func planReminderAccounts() throws -> [(account: String, until: Date)] {
+        try db.read { db in
+            try Row.fetchAll(cached: db, sql: """
+                SELECT time_settings.account_key, time_settings.reminded_until FROM time_settings
+                WHERE plan_remind AND EXISTS (SELECT 1 FROM time_plan WHERE time_plan.account_key = time_settings.account_key)
+                """).map { row in (row[0], Millis.date(row[1] as Int64? ?? 0)) }
+        }
+    }
+
+    public func setRemindedUntil(_ time: Date, of account: String) throws {
+        try db.write { db in
+            try db.run(sql: "UPDATE time_settings SET reminded_until = ? WHERE account_key = ?", arguments: [Millis.from(time), Account.key(account)])
         }
     }
 

@@ -338,7 +338,9 @@ enum Schema {
                 CREATE INDEX time_plan_account ON time_plan(account_key);
                 CREATE TABLE time_settings (
                   account_key TEXT PRIMARY KEY,
-                  limit_minutes INTEGER NOT NULL
+                  limit_minutes INTEGER,
+                  plan_remind BOOLEAN NOT NULL DEFAULT 0,
+                  reminded_until INTEGER
                 ) WITHOUT ROWID;
                 """)
         }

@@ -25,15 +25,16 @@ public struct Boards: Sendable {
     }
 
     /// The earliest time something on any board comes due (a chore's reminder, an open request's
-    /// window ending, a timer reaching its owner's limit), nil if nothing will.
+    /// window ending, a timer reaching its owner's limit, a planned block starting), nil if nothing will.
     func nextDue(remindEvery interval: TimeInterval) throws -> Date? {
-        try [chores.nextReminder(every: interval), market.nextExpiry(), time.nextNudge()].compactMap { $0 }.min()
+        try [chores.nextReminder(every: interval), market.nextExpiry(), time.nextNudge(), time.nextPlanStart(serverZone: timeZone)]
+            .compactMap { $0 }.min()
     }
 
     /// Everything due by now on every board: reminders fire, requests whose window passed expire,
-    /// timers past their limit earn a nudge.
+    /// timers past their limit and planned blocks that start with no timer running earn a nudge.
     func fireDue(remindEvery interval: TimeInterval) throws -> [Event] {
-        try chores.fireReminders(every: interval) + market.expire() + time.nudge()
+        try chores.fireReminders(every: interval) + market.expire() + time.nudge() + time.planReminders(serverZone: timeZone)
     }
 }
 

@@ -246,6 +246,33 @@ final class WorkspaceTests: XCTestCase {
         XCTAssertNil(nudges.first?.roomLine)
     }
 
+    /// A planned block that starts while no timer runs earns its owner a nudge, if they asked.
+    func testAPlannedBlockStartingWithNoTimerEarnsANudge() throws {
+        let nextDue = Mutex<[Date?]>([])
+        let told = DispatchSemaphore(value: 0)
+        workspace.whenNextDueChanges { date in
+            nextDue.withLock { $0.append(date) }
+            told.signal()
+        }
+        // ben and cat plan study on Mondays from 08:30 (UTC); cat's timer runs; ann asked for nothing.
+        for name in ["ann", "ben", "cat"] {
+            _ = try store.insertPlanBlock(PlanBlock(account: name, mode: "study", days: [2], start: 8 * 60 + 30, end: 12 * 60))
+        }
+        for name in ["ben", "cat"] { try store.setPlanReminders(true, of: name, from: t0.addingTimeInterval(-3600)) }
+        _ = try store.insertEntry(TimeEntry(account: "cat", mode: "work", start: t0.addingTimeInterval(-600)))
+        workspace.announceNextDue()
+        XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
+        XCTAssertEqual(nextDue.withLock { $0.last }, .some(t0.addingTimeInterval(-1800)), "08:30")
+        for _ in 0..<2 {
+            let fired = DispatchSemaphore(value: 0)
+            workspace.fireDue { fired.signal() }
+            XCTAssertEqual(fired.wait(timeout: .now() + 5), .success)
+        }
+        let planned = sink.all.flatMap(\.deliveries).filter { $0.event.type == EventType.timePlanned }
+        XCTAssertEqual(planned.map(\.direct), [["ben"]], "ben, once; cat's timer runs; ann did not ask")
+        XCTAssertEqual(planned.first?.event.data["from"], "08:30")
+    }
+
     func testWhatComesDueNextAndTheReminderThatFires() throws {
         let nextDue = Mutex<[Date?]>([])
         let told = DispatchSemaphore(value: 0)
