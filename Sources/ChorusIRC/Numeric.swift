@@ -17,6 +17,7 @@ public enum Numeric: String, Sendable {
     case motd = "372", motdStart = "375", endOfMotd = "376", whoisHost = "378", youreOper = "381"
     case time = "391"
     case whoisSecure = "671"
+    case monOnline = "730", monOffline = "731", monList = "732", endOfMonList = "733", monListFull = "734"
     case noSuchNick = "401", noSuchServer = "402", noSuchChannel = "403", cannotSendToChan = "404"
     case tooManyChannels = "405", wasNoSuchNick = "406", noRecipient = "411", noTextToSend = "412"
     case inputTooLong = "417", unknownCommand = "421", noMotd = "422"

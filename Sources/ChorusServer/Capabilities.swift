@@ -21,6 +21,7 @@ struct Caps: OptionSet, Hashable {
     static let accountNotify = Caps(rawValue: 1 << 16)
     static let userhostInNames = Caps(rawValue: 1 << 17)
     static let chghost = Caps(rawValue: 1 << 18)
+    static let extendedMonitor = Caps(rawValue: 1 << 19)
 
     /// Name, bit, and the value advertised with `CAP LS 302` (nil: no value).
     static let all: [(name: String, cap: Caps, value: String?)] = [
@@ -33,6 +34,7 @@ struct Caps: OptionSet, Hashable {
         ("draft/chathistory", .chathistory, nil),
         ("echo-message", .echoMessage, nil),
         ("extended-join", .extendedJoin, nil),
+        ("extended-monitor", .extendedMonitor, nil),
         ("invite-notify", .inviteNotify, nil),
         ("labeled-response", .labeledResponse, nil),
         ("message-tags", .messageTags, nil),

@@ -45,6 +45,8 @@ public final class IRCServer: @unchecked Sendable {
 
     /// Who is connected, by connection, nick and account.
     var registry = ClientRegistry()
+    /// Who watches which nick (MONITOR).
+    var monitors = Monitors()
     var rooms: [String: LiveRoom] = [:]
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
@@ -262,11 +264,13 @@ public final class IRCServer: @unchecked Sendable {
     /// The connection is gone: forget the client and tell the rooms it was in.
     func connectionClosed(_ client: Client, reason: String) {
         guard registry.remove(client, at: now()) else { return }
+        monitors.clear(for: client)
         client.closing = true
         tokenLogins.removeValue(forKey: ObjectIdentifier(client))
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
         guard client.registered else { return }
+        monitoredOffline(nick: client.nick, key: client.nickKey)
         // The account's last connection: a running timer notes when, to ask at the next login.
         if let account = client.account, registry.connections(ofAccount: account.key).isEmpty {
             workspace.run(TimeDeparture(account.name, at: now()))

@@ -17,6 +17,7 @@ enum ISupport {
             "KICKLEN=\(Limits.kickLength)",
             "MAXTARGETS=4",
             "MODES=4",
+            "MONITOR=\(Monitors.limit)",
             "MSGREFTYPES=msgid,timestamp",
             "NETWORK=\(config.network)",
             "NICKLEN=\(Limits.nickLength)",

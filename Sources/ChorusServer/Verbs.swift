@@ -49,6 +49,7 @@ enum Verbs {
         "WHOWAS": Verb(1, IRCServer.handleWhowas),
         "USERHOST": Verb(1, IRCServer.handleUserhost),
         "ISON": Verb(1, IRCServer.handleIson),
+        "MONITOR": Verb(1, IRCServer.handleMonitor),
         "LUSERS": Verb(0, IRCServer.handleLusers),
         "MOTD": Verb(0, IRCServer.handleMotd),
         "VERSION": Verb(0, IRCServer.handleVersion),

@@ -207,7 +207,7 @@ extension IRCServer {
             reply.numeric(.nowAway, "You have been marked as being away")
         }
         let out = Outgoing(Message(source: client.prefix, "AWAY", client.away.map { [$0] } ?? []), time: now(), account: client.accountName)
-        broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
+        broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
     }
 
     // SETNAME :<realname>
@@ -219,6 +219,7 @@ extension IRCServer {
         }
         client.realname = realname
         let out = Outgoing(Message(source: client.prefix, "SETNAME", [realname]), time: now(), account: client.accountName)
-        broadcast(out, to: peersAndSelf(of: client), reply: reply, only: { $0 === client || $0.caps.contains(.setname) })
+        broadcast(out, to: client.rooms.isEmpty ? [client] + peersAndWatchers(of: client) : peersAndWatchers(of: client), reply: reply,
+                  only: { $0 === client || $0.caps.contains(.setname) })
     }
 }

@@ -93,7 +93,13 @@ extension IRCServer {
     func changeNick(of client: Client, to nick: String, reply: Reply?) {
         guard !client.closing else { return }
         let out = Outgoing(Message(source: client.prefix, "NICK", [nick]), time: now(), account: client.accountName)
+        let (oldNick, oldKey) = (client.nick, client.nickKey)
         registry.rename(client, to: nick, at: now())
+        // Watchers hear of a new nick, not of a new spelling of the same one.
+        if oldKey != client.nickKey {
+            monitoredOffline(nick: oldNick, key: oldKey)
+            monitoredOnline(client)
+        }
         broadcast(out, to: peersAndSelf(of: client), reply: reply)
     }
 
@@ -182,6 +188,7 @@ extension IRCServer {
         }
         client.registered = true
         registry.register(client)
+        monitoredOnline(client)
         reply.numeric(.welcome, text: "Welcome to the \(config.network) IRC network, \(client.prefix)")
         reply.numeric(.yourHost, text: "Your host is \(name), running version \(version)")
         reply.numeric(.created, text: "This server was created \(welcome.created)")
@@ -211,7 +218,7 @@ extension IRCServer {
         guard client.registered else { return }
         registry.logIn(client, account: account.key)
         let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
-        broadcast(out, to: peers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
+        broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
         settleRooms(of: client, reply: reply)
         deliverQueuedEvents(to: client, accountKey: account.key)
         deliverHeldLines(to: client, accountKey: account.key)
