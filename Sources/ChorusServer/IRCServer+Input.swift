@@ -81,9 +81,12 @@ extension IRCServer {
         case .notUTF8(let line):
             // UTF8ONLY: refused, and answered as the line's command with its label, as Ergo does.
             let why = "Message rejected: this server takes UTF-8 only (UTF8ONLY)"
-            guard let message = try? Message.parse(line) else { return answerUnparsed(client) { $0.fail("INVALID_UTF8", why) } }
+            // The UTF8ONLY specification asks for this FAIL whether or not the client negotiated standard-replies.
+            guard let message = try? Message.parse(line) else {
+                return answerUnparsed(client) { $0.fail("INVALID_UTF8", why, evenWithoutCap: true) }
+            }
             let reply = Reply(client: client, server: self, command: message.command, label: message.tag("label"))
-            reply.fail("INVALID_UTF8", why)
+            reply.fail("INVALID_UTF8", why, evenWithoutCap: true)
             reply.finish()
         case .line(let text):
             do {
@@ -97,7 +100,8 @@ extension IRCServer {
                 case .forbiddenCharacter:
                     answerUnparsed(client) { $0.fail("INVALID_LINE", "Lines may not contain NUL or a bare CR") }
                 case .invalidCommand(let verb):
-                    answerUnparsed(client) { $0.numeric(.unknownCommand, verb, "Unknown command") }
+                    // Not a command (`NO_SUCH`), but its label still comes back with the 421.
+                    answerUnparsed(client, label: Self.label(ofUnparsed: text)) { $0.numeric(.unknownCommand, verb, "Unknown command") }
                 case .missingCommand:
                     answerUnparsed(client) { $0.numeric(.unknownCommand, "*", "A line needs a command") }
                 }
@@ -126,11 +130,22 @@ extension IRCServer {
         if !reply.isWaiting { reply.finish() }
     }
 
+    /// The `label` tag of a line whose tags parsed but whose command did not (its value unescaped
+    /// only as far as labels need: they are short tokens).
+    static func label(ofUnparsed text: String) -> String? {
+        guard text.hasPrefix("@"), let end = text.firstIndex(of: " ") else { return nil }
+        for tag in text[text.index(after: text.startIndex)..<end].split(separator: ";") where tag.hasPrefix("label=") {
+            let value = tag.dropFirst(6)
+            return value.isEmpty || value.contains("\\") ? nil : String(value)
+        }
+        return nil
+    }
+
     /// The answer to a line that could not be parsed (so it has no command and no label): through a
     /// reply all the same, so it keeps the client's answer order and carries the tags its
     /// capabilities ask for (server-time), and a FAIL is a NOTICE for clients without standard-replies.
-    private func answerUnparsed(_ client: Client, _ answer: (Reply) -> Void) {
-        let reply = Reply(client: client, server: self, command: "*", label: nil)
+    private func answerUnparsed(_ client: Client, label: String? = nil, _ answer: (Reply) -> Void) {
+        let reply = Reply(client: client, server: self, command: "*", label: label)
         answer(reply)
         reply.finish()
     }

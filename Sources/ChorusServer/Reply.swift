@@ -130,16 +130,19 @@ final class Reply {
 
     /// An IRCv3 standard reply (`FAIL <command> <code> [context…] :<text>`). Clients that did not ask
     /// for standard-replies get the text as a server NOTICE, so a telnet user reads it too.
-    func fail(_ code: String, context: [String] = [], _ text: String, command: String? = nil) {
-        standardReply("FAIL", code, context: context, text, command: command)
+    /// `evenWithoutCap`: a FAIL some specification requires whatever the client negotiated
+    /// (UTF8ONLY's INVALID_UTF8).
+    func fail(_ code: String, context: [String] = [], _ text: String, command: String? = nil, evenWithoutCap: Bool = false) {
+        standardReply("FAIL", code, context: context, text, command: command, evenWithoutCap: evenWithoutCap)
     }
 
     func note(_ code: String, context: [String] = [], _ text: String, command: String? = nil) {
         standardReply("NOTE", code, context: context, text, command: command)
     }
 
-    private func standardReply(_ kind: String, _ code: String, context: [String], _ text: String, command: String?) {
-        if client.caps.contains(.standardReplies) {
+    private func standardReply(_ kind: String, _ code: String, context: [String], _ text: String, command: String?,
+                               evenWithoutCap: Bool = false) {
+        if client.caps.contains(.standardReplies) || evenWithoutCap {
             send(Message(source: server.name, kind, [command ?? self.command, code] + context + [text]))
         } else {
             let about = command ?? self.command  // "*" when the line had no command to name

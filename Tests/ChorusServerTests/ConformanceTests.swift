@@ -150,6 +150,20 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(next.params.last, "fine", "the bad line was not relayed")
     }
 
+    /// UTF8ONLY asks for the FAIL whether or not the client negotiated standard-replies (a NOTICE in
+    /// its place failed irctest's testUtf8Validation); a line whose command is not one (`NO_SUCH`)
+    /// still gets its label back with the 421.
+    func testInvalidUTF8IsAFailForEveryClientAndAnUnparsedCommandKeepsItsLabel() throws {
+        let plain = try registered("cy")
+        plain.sendRaw(Array("PRIVMSG cy hi".utf8) + [0xAA] + Array("\r\n".utf8))
+        try plain.expect(command: "FAIL", "PRIVMSG", "INVALID_UTF8")
+        let labeled = try server.connect()
+        try labeled.register("dee", caps: ["labeled-response", "batch"])
+        labeled.send("@label=deadbeef NONEXISTENT_COMMAND")
+        let unknown = try labeled.expect(command: "421")
+        XCTAssertEqual(unknown.tag("label"), "deadbeef")
+    }
+
     /// echo-message: a line to yourself comes back twice, the delivery and the echo, which
     /// carries the label; labeled-response labels an unknown command's 421 too.
     func testAMessageToYourselfIsDeliveredAndEchoed() throws {
