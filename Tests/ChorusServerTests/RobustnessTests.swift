@@ -24,7 +24,8 @@ final class RobustnessTests: XCTestCase {
         // No standard-replies asked for: the FAIL comes as a NOTICE a telnet user can read.
         try c.expect(command: "NOTICE", "alice", "Lines may not contain NUL or a bare CR")
         c.sendRaw([0xff, 0xfe, 0x0d, 0x0a])
-        try c.expect("not UTF-8") { $0.command == "NOTICE" && $0.params.last?.contains("UTF-8 only") == true }
+        // UTF8ONLY asks for a FAIL whatever the client negotiated.
+        try c.expect("not UTF-8") { $0.command == "FAIL" && $0.params.last?.contains("UTF-8 only") == true }
         c.send("JOIN")
         try c.expect(command: "461", "JOIN")
         c.send("MODE #nope +o x")

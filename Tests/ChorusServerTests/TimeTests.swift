@@ -1,3 +1,4 @@
+@testable import ChorusServer
 import ChorusIRC
 import Foundation
 import Synchronization
@@ -12,6 +13,17 @@ final class TimeTests: XCTestCase {
         server = nil
     }
 
+    /// QUIT's ERROR can reach the client before the server has let the connection go: wait for that
+    /// before moving the clock, so the time it left is the time it quit.
+    func waitUntilGone(_ nick: String) throws {
+        let irc = server.server!
+        for _ in 0..<500 {
+            if try irc.loop.submit({ irc.registry.client(nick: nick) == nil }).wait() { return }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        XCTFail("\(nick) is still connected")
+    }
+
     func testATimerLeftRunningIsAskedAboutAtTheNextLogin() throws {
         let clock = Mutex(ISO8601DateFormatter().date(from: "2026-11-23T14:02:00Z")!)
         func set(_ iso: String) { clock.withLock { $0 = ISO8601DateFormatter().date(from: iso)! } }
@@ -24,9 +36,11 @@ final class TimeTests: XCTestCase {
         let phone = try server.connect(as: "ann", nick: "ann_phone")
         phone.send("QUIT :bye")
         _ = try phone.expect(command: "ERROR")
+        try waitUntilGone("ann_phone")
         set("2026-11-23T16:10:00Z")
         ann.send("QUIT :home")
         _ = try ann.expect(command: "ERROR")
+        try waitUntilGone("ann")
 
         set("2026-11-24T08:30:00Z")
         ann = try server.connect(as: "ann")
@@ -41,6 +55,7 @@ final class TimeTests: XCTestCase {
         _ = try ann.take("started") { $0.params.last == "study started at 08:30." }
         ann.send("QUIT :lunch")
         _ = try ann.expect(command: "ERROR")
+        try waitUntilGone("ann")
         set("2026-11-24T09:30:00Z")
         ann = try server.connect(as: "ann")
         _ = try ann.take("the question") { $0.params.last == "study has been running since 08:30 (you left at 08:30): !track stop at 08:30, or !track keep" }
@@ -49,6 +64,7 @@ final class TimeTests: XCTestCase {
         set("2026-11-24T10:00:00Z")
         ann.send("QUIT :again")
         _ = try ann.expect(command: "ERROR")
+        try waitUntilGone("ann")
         ann = try server.connect(as: "ann")
         _ = try ann.take("the new question") { $0.params.last?.hasPrefix("study has been running since 08:30 (you left at 10:00)") == true }
     }
