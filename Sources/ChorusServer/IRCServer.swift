@@ -36,6 +36,8 @@ public final class IRCServer: @unchecked Sendable {
     let acceptFailures: AcceptFailures
 
     private let threadPool = NIOThreadPool(numberOfThreads: 2)
+    /// Failed logins counted, and password hashes taken from the addresses in turn (`LoginGate`).
+    let loginGate = LoginGate(slots: 2)
 
     var name: String { config.serverName }
     var ids = MessageIDs()

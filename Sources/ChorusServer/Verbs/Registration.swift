@@ -155,8 +155,16 @@ extension IRCServer {
                 }
                 return (client.nick, pass)
             }()
-            let accounts = self.accounts
-            reply.wait(for: background { try accounts.logIn(name: account, password: password) }) { result in
+            let check: EventLoopFuture<(account: Account, token: Int64?)>
+            switch checkLogin(account, password, for: client) {
+            case .throttled(let why):
+                reply.fail("RATE_LIMITED", context: [account], why, command: "PASS")
+                reply.finish()  // written before the connection closes
+                return disconnect(client, reason: "Too many failed logins")
+            case .checking(let future):
+                check = future
+            }
+            reply.wait(for: check) { result in
                 switch result {
                 case .success(let (a, token)):
                     self.logIn(client, as: a, token: token, reply: reply)
@@ -202,6 +210,32 @@ extension IRCServer {
             deliverHeldLines(to: client, accountKey: account.key)
             if registry.connections(ofAccount: account.key).count == 1 { askAboutTimer(of: client, account: account.name) }
         }
+    }
+
+    enum LoginCheck {
+        case throttled(String)
+        case checking(EventLoopFuture<(account: Account, token: Int64?)>)
+    }
+
+    /// A password (or token) check for `account` from `client`'s address. An account or address
+    /// with too many recent failures is answered at once, saying when to retry, without hashing;
+    /// tokens are checked straight away; passwords wait their address's turn for the hash pool.
+    func checkLogin(_ account: String, _ password: String, for client: Client) -> LoginCheck {
+        let gate = loginGate, ip = client.ip, accounts = self.accounts
+        if let seconds = gate.retryAfter(account: account, address: ip, now: now()) {
+            return .throttled("Too many failed logins for \(account) or from your address; try again in \(seconds) s")
+        }
+        let run = { self.background { try accounts.logIn(name: account, password: password) } }
+        let queued = password.hasPrefix(AccountToken.prefix) ? run() : gate.enqueue(from: ip, on: loop, run)
+        guard let queued else { return .throttled("Too many logins waiting from your address; try again in a few seconds") }
+        queued.whenComplete { result in
+            switch result {
+            case .success: gate.succeeded(account: account)
+            case .failure(AccountError.wrongPassword): gate.failed(account: account, address: ip, at: self.now())
+            case .failure: break
+            }
+        }
+        return .checking(queued)
     }
 
     /// Marks the client as logged in and says so (900).
@@ -267,8 +301,15 @@ extension IRCServer {
             reply.finish()
             return disconnect(client, reason: "Too many failed login attempts")
         }
-        let accounts = self.accounts
-        reply.wait(for: background { try accounts.logIn(name: authc, password: password) }) { result in
+        let check: EventLoopFuture<(account: Account, token: Int64?)>
+        switch checkLogin(authc, password, for: client) {
+        case .throttled(let why):
+            reply.fail("RATE_LIMITED", context: [authc], why, command: "AUTHENTICATE")
+            return reply.numeric(.saslFail, "SASL authentication failed: \(why)")
+        case .checking(let future):
+            check = future
+        }
+        reply.wait(for: check) { result in
             switch result {
             case .success(let (account, token)):
                 self.logIn(client, as: account, token: token, reply: reply)
@@ -309,8 +350,13 @@ extension IRCServer {
         }
         let accounts = self.accounts
         // Checked and hashed on the thread pool; stored through the Workspace.
-        let opened = background { try accounts.prepare(name: name, password: password, email: email) }
-            .flatMap { account in self.perform(OpenAccount(account), for: reply).map { (account, $0) } }
+        // The hash takes its address's turn for the pool, as a login's does.
+        guard let prepared = loginGate.enqueue(from: client.ip, on: loop, {
+            self.background { try accounts.prepare(name: name, password: password, email: email) }
+        }) else {
+            return reply.fail("RATE_LIMITED", context: [name], "Too many requests waiting from your address; try again in a few seconds")
+        }
+        let opened = prepared.flatMap { account in self.perform(OpenAccount(account), for: reply).map { (account, $0) } }
         reply.wait(for: opened) { result in
             switch result {
             case .success(let (account, outcome)) where !outcome.refused:

@@ -1,0 +1,82 @@
+import ChorusCore
+import Foundation
+import NIOCore
+
+/// What stands between guessing connections and the password hashes: failed logins are counted per
+/// account and per address (Ergo's rule: 3 a minute per account), and a throttled attempt is
+/// answered at once, without hashing; the hashes that do run are taken from the addresses in turn,
+/// so one address cannot fill the pool while a real user waits. Tokens skip the queue: they are a
+/// SHA-256, not a scrypt. It lives on the server's loop.
+final class LoginGate {
+    struct Limits {
+        var failuresPerAccount = 3
+        var failuresPerAddress = 10
+        var window: TimeInterval = 60
+        /// Checks waiting per address: more are refused at once, as throttled.
+        var waitingPerAddress = 4
+    }
+
+    let limits: Limits
+    /// How many checks run at once (the pool's threads).
+    let slots: Int
+    private var failures: [String: [Date]] = [:]
+    private var running = 0
+    /// Waiting checks per address, and the addresses in the order they are served.
+    private var waiting: [String: [() -> Void]] = [:]
+    private var turn: [String] = []
+
+    init(slots: Int, limits: Limits = Limits()) {
+        self.slots = slots
+        self.limits = limits
+    }
+
+    /// Seconds until `account` may be tried from `address` again, or nil when it may be now.
+    func retryAfter(account: String, address: String, now: Date) -> Int? {
+        let keys = [("account " + Account.key(account), limits.failuresPerAccount), ("address " + address, limits.failuresPerAddress)]
+        var wait: TimeInterval = 0
+        for (key, limit) in keys {
+            let recent = (failures[key] ?? []).filter { now.timeIntervalSince($0) < limits.window }
+            failures[key] = recent.isEmpty ? nil : recent
+            if recent.count >= limit { wait = max(wait, limits.window - now.timeIntervalSince(recent[recent.count - limit])) }
+        }
+        return wait > 0 ? Int(wait.rounded(.up)) : nil
+    }
+
+    func failed(account: String, address: String, at now: Date) {
+        failures["account " + Account.key(account), default: []].append(now)
+        failures["address " + address, default: []].append(now)
+    }
+
+    func succeeded(account: String) {
+        failures["account " + Account.key(account)] = nil
+    }
+
+    /// Runs `check` when a slot is free, the addresses taking turns; nil when `address` already
+    /// has as many checks waiting as it may.
+    func enqueue<T>(from address: String, on loop: EventLoop, _ check: @escaping () -> EventLoopFuture<T>) -> EventLoopFuture<T>? {
+        guard (waiting[address]?.count ?? 0) < limits.waitingPerAddress else { return nil }
+        let promise = loop.makePromise(of: T.self)
+        let job = { [self] in
+            check().whenComplete { result in
+                self.running -= 1
+                promise.completeWith(result)
+                self.startNext()
+            }
+        }
+        if waiting[address] == nil { turn.append(address) }
+        waiting[address, default: []].append(job)
+        startNext()
+        return promise.futureResult
+    }
+
+    private func startNext() {
+        while running < slots, !turn.isEmpty {
+            let address = turn.removeFirst()
+            var jobs = waiting[address]!
+            let job = jobs.removeFirst()
+            if jobs.isEmpty { waiting[address] = nil } else { waiting[address] = jobs; turn.append(address) }
+            running += 1
+            job()
+        }
+    }
+}

@@ -1,0 +1,85 @@
+@testable import ChorusServer
+import ChorusIRC
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+import XCTest
+
+/// Guessing passwords cannot stall logins: failures are throttled per account and per address
+/// (answered at once, saying when to retry, without hashing), and the hash pool serves the
+/// addresses in turn.
+final class LoginGateTests: XCTestCase {
+    func testTheHashPoolServesTheAddressesInTurn() throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let gate = LoginGate(slots: 1)
+        let order = Mutex<[String]>([])
+        var pending: [EventLoopPromise<Void>] = []
+        try loop.submit {
+            // A guesser queues three checks before a real user's one: the user's runs second.
+            for name in ["guess1", "guess2", "guess3"] {
+                _ = gate.enqueue(from: "10.0.0.66", on: loop) {
+                    order.withLock { $0.append(name) }
+                    let p = loop.makePromise(of: Void.self)
+                    pending.append(p)
+                    return p.futureResult
+                }
+            }
+            _ = gate.enqueue(from: "10.0.0.7", on: loop) {
+                order.withLock { $0.append("user") }
+                let p = loop.makePromise(of: Void.self)
+                pending.append(p)
+                return p.futureResult
+            }
+            // Two more of the guesser's may wait (four in all); the next is refused at once.
+            XCTAssertNotNil(gate.enqueue(from: "10.0.0.66", on: loop) { loop.makeSucceededVoidFuture() })
+            XCTAssertNotNil(gate.enqueue(from: "10.0.0.66", on: loop) { loop.makeSucceededVoidFuture() })
+            XCTAssertNil(gate.enqueue(from: "10.0.0.66", on: loop) { loop.makeSucceededVoidFuture() }, "at most four waiting per address")
+        }.wait()
+        for _ in 0..<4 {
+            try loop.submit { pending.removeFirst().succeed() }.wait()
+        }
+        // One check of each address in turn: the user waits for one of the guesser's, not for all.
+        XCTAssertEqual(Array(order.withLock { $0 }.prefix(4)), ["guess1", "guess2", "user", "guess3"])
+    }
+
+    func testFailedLoginsAreThrottledPerAccountAndAnsweredAtOnce() throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        let server = try TestServer(now: { clock.withLock { $0 } })
+        try server.addAccount("alice", "alice-password")
+        func saslClient(_ nick: String) throws -> TestClient {
+            let c = try server.connect()
+            c.send("CAP LS 302")
+            c.send("NICK \(nick)")
+            c.send("USER g 0 * :g")
+            c.send("CAP REQ :sasl standard-replies")
+            try c.expect(command: "CAP", "*", "ACK")
+            return c
+        }
+        let guesser = try saslClient("guesser")
+        func attempt(_ c: TestClient, _ password: String) {
+            c.send("AUTHENTICATE PLAIN")
+            c.send("AUTHENTICATE " + Data("\0alice\0\(password)".utf8).base64EncodedString())
+        }
+        for guess in ["123456", "password", "qwerty"] {
+            attempt(guesser, guess)
+            try guesser.expect(command: "904")
+        }
+        // The fourth, even with the right password, is refused at once, saying when to retry.
+        attempt(guesser, "alice-password")
+        let limited = try guesser.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")
+        XCTAssertTrue(limited.params.last?.contains("try again in 60 s") == true, limited.params.last ?? "")
+        try guesser.expect(command: "904")
+
+        // The limit is the account's, from any address or connection, until the minute has passed.
+        let owner = try saslClient("owner")
+        attempt(owner, "alice-password")
+        try owner.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")
+        clock.withLock { $0 = $0.addingTimeInterval(61) }
+        let later = try server.connect()
+        let burst = try later.register("alice", sasl: ("alice", "alice-password"))
+        XCTAssertTrue(burst.contains { $0.command == "001" })
+    }
+}
