@@ -37,7 +37,8 @@ public final class IRCServer: @unchecked Sendable {
 
     private let threadPool = NIOThreadPool(numberOfThreads: 2)
     /// Failed logins counted, and password hashes taken from the addresses in turn (`LoginGate`).
-    let loginGate = LoginGate(slots: 2)
+    /// One hash at a time on a machine of two cores or fewer, so the event loop keeps one to itself.
+    let loginGate = LoginGate(slots: max(1, min(2, ProcessInfo.processInfo.activeProcessorCount - 1)))
 
     var name: String { config.serverName }
     var ids = MessageIDs()
@@ -316,6 +317,7 @@ public final class IRCServer: @unchecked Sendable {
                 write("PING :\(name)\r\n", to: client)
             }
         }
+        loginGate.forgetOld(now: t)
         let released = releaseIdleTLSBuffers()
         if released > 0 { logger.debug("gave back idle TLS buffers", metadata: ["bytes": "\(released)"]) }
     }

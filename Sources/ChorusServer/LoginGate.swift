@@ -5,7 +5,7 @@ import NIOCore
 /// What stands between guessing connections and the password hashes: failed logins are counted per
 /// account and per address (Ergo's rule: 3 a minute per account), and a throttled attempt is
 /// answered at once, without hashing; the hashes that do run are taken from the addresses in turn,
-/// so one address cannot fill the pool while a real user waits. Tokens skip the queue: they are a
+/// those without recent failures first, so guessers cannot fill the pool while a real user waits. Tokens skip the queue: they are a
 /// SHA-256, not a scrypt. It lives on the server's loop.
 final class LoginGate {
     struct Limits {
@@ -47,6 +47,15 @@ final class LoginGate {
         failures["address " + address, default: []].append(now)
     }
 
+    /// Drops failures older than the window (the server's maintenance tick calls this), so guesses at
+    /// a million account names do not stay in memory.
+    func forgetOld(now: Date) {
+        failures = failures.compactMapValues { times in
+            let recent = times.filter { now.timeIntervalSince($0) < limits.window }
+            return recent.isEmpty ? nil : recent
+        }
+    }
+
     func succeeded(account: String) {
         failures["account " + Account.key(account)] = nil
     }
@@ -71,7 +80,10 @@ final class LoginGate {
 
     private func startNext() {
         while running < slots, !turn.isEmpty {
-            let address = turn.removeFirst()
+            // An address with no failed login in the window goes first: a guesser's queue, however
+            // fair, would otherwise put a real user behind one check of every guessing address.
+            let clean = turn.firstIndex { failures["address " + $0] == nil } ?? 0
+            let address = turn.remove(at: clean)
             var jobs = waiting[address]!
             let job = jobs.removeFirst()
             if jobs.isEmpty { waiting[address] = nil } else { waiting[address] = jobs; turn.append(address) }

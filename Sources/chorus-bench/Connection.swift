@@ -28,9 +28,13 @@ final class BenchConnection: ChannelInboundHandler, @unchecked Sendable {
         self.sink = sink
     }
 
-    static func connect(id: Int, nick: String, port: Int, tls: NIOSSLContext?, group: EventLoopGroup, sink: LineSink) -> EventLoopFuture<BenchConnection> {
+    /// `from`: a loopback address to connect from (127.0.0.2 …), so one machine can play many clients.
+    static func connect(id: Int, nick: String, port: Int, tls: NIOSSLContext?, group: EventLoopGroup, sink: LineSink,
+                        from: String? = nil) -> EventLoopFuture<BenchConnection> {
         let handler = BenchConnection(id: id, nick: nick, sink: sink)
-        return ClientBootstrap(group: group)
+        var bootstrap = ClientBootstrap(group: group)
+        if let from, let address = try? SocketAddress(ipAddress: from, port: 0) { bootstrap = bootstrap.bind(to: address) }
+        return bootstrap
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024))
             .channelInitializer { channel in

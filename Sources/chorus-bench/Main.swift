@@ -10,10 +10,11 @@ struct ChorusBench: ParsableCommand {
         Targets 127.0.0.1 only. Give the server's PID (--pid) so its memory and CPU can be read from
         /proc, or let the tool start chorusd itself (--spawn PATH, on a fresh data folder with
         --no-limits). Every wait is bounded by --timeout.
-        Scenarios: idle, fanout, churn, commands (Chorus only: needs accounts and the bot).
+        Scenarios: idle, fanout, churn, commands (Chorus only: needs accounts and the bot), logins (Chorus:
+        a real user's SASL login while guessers from 64 loopback addresses try passwords).
         """)
 
-    @Argument(help: "idle | fanout | churn | commands")
+    @Argument(help: "idle | fanout | churn | commands | logins")
     var scenario: String
 
     @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
@@ -30,6 +31,8 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "churn: cycles.") var cycles = 2000
     @Option(help: "churn: cycles in flight.") var concurrency = 20
     @Option(help: "commands: bots sending commands.") var bots = 10
+    @Option(help: "logins: guessing connections (spread over 64 loopback addresses).") var guessers = 2000
+    @Option(help: "logins: the real user's logins measured.") var logins = 10
     @Option(help: "Give up after this many seconds.") var timeout = 300.0
 
     func run() throws {
@@ -59,8 +62,10 @@ struct ChorusBench: ParsableCommand {
             figures = try ChurnScenario().run(bench, cycles: cycles, concurrency: concurrency)
         case "commands":
             figures = try CommandsScenario(bots: bots).run(bench, commands: messages, rate: rate, window: window)
+        case "logins":
+            figures = try LoginsScenario(guessers: guessers).run(bench, logins: logins)
         default:
-            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn or commands")
+            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands or logins")
         }
         figures.print(title: "\(scenario)\(tls ? " (TLS)" : "") against pid \(serverPID)")
     }

@@ -45,6 +45,36 @@ final class LoginGateTests: XCTestCase {
         XCTAssertEqual(Array(order.withLock { $0 }.prefix(4)), ["guess1", "guess2", "user", "guess3"])
     }
 
+    /// Ten failures from one address, on as many accounts, hold that address back for the rest of
+    /// the minute; an address that failed goes behind clean ones in the queue.
+    func testAnAddressThatGuessesIsHeldBackAndServedLast() throws {
+        let gate = LoginGate(slots: 1)
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for i in 0..<10 { gate.failed(account: "victim\(i)", address: "10.0.0.66", at: t) }
+        XCTAssertEqual(gate.retryAfter(account: "someone", address: "10.0.0.66", now: t.addingTimeInterval(15)), 45)
+        XCTAssertNil(gate.retryAfter(account: "someone", address: "10.0.0.7", now: t.addingTimeInterval(15)))
+        XCTAssertNil(gate.retryAfter(account: "someone", address: "10.0.0.66", now: t.addingTimeInterval(61)), "a minute on")
+
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let loop = group.next()
+        let order = Mutex<[String]>([])
+        var pending: [EventLoopPromise<Void>] = []
+        gate.failed(account: "victim", address: "10.0.0.66", at: Date())
+        try loop.submit {
+            for (name, address) in [("first", "10.0.0.9"), ("guess", "10.0.0.66"), ("user", "10.0.0.7")] {
+                _ = gate.enqueue(from: address, on: loop) {
+                    order.withLock { $0.append(name) }
+                    let p = loop.makePromise(of: Void.self)
+                    pending.append(p)
+                    return p.futureResult
+                }
+            }
+        }.wait()
+        for _ in 0..<3 { try loop.submit { pending.removeFirst().succeed() }.wait() }
+        XCTAssertEqual(order.withLock { $0 }, ["first", "user", "guess"])
+    }
+
     func testFailedLoginsAreThrottledPerAccountAndAnsweredAtOnce() throws {
         let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
         let server = try TestServer(now: { clock.withLock { $0 } })
