@@ -207,7 +207,8 @@ extension Bot {
             (row.0, row.1, plan[row.0].map { " · planned \(TimeRules.duration($0))" } ?? " · not planned")
         }
         let planTotal = planned.reduce(0) { $0 + $1.seconds }
-        let apart = sum - planTotal
+        // To the nearest minute: a running timer's seconds should not make 7h 30m read 7h 29m.
+        let apart = Int((Double(sum - planTotal) / 60).rounded()) * 60
         let verdict = abs(apart) < 60 ? "as planned" : "\(TimeRules.duration(abs(apart))) \(apart < 0 ? "less" : "more") than planned"
         return Outcome(replies: ["Your time \(title), by mode (total \(TimeRules.duration(sum))):"]
                        + Bars(ascii: ascii).lines(rowsWithPlan, total: sum)
