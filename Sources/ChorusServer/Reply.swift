@@ -136,13 +136,17 @@ final class Reply {
         standardReply("FAIL", code, context: context, text, command: command, evenWithoutCap: evenWithoutCap)
     }
 
+    /// Commands whose own specification answers errors with FAIL (draft/account-registration,
+    /// draft/chathistory, setname): a client that speaks them reads FAIL whatever else it negotiated.
+    static let failsByTheirSpecification: Set<String> = ["REGISTER", "VERIFY", "CHATHISTORY", "SETNAME"]
+
     func note(_ code: String, context: [String] = [], _ text: String, command: String? = nil) {
         standardReply("NOTE", code, context: context, text, command: command)
     }
 
     private func standardReply(_ kind: String, _ code: String, context: [String], _ text: String, command: String?,
                                evenWithoutCap: Bool = false) {
-        if client.caps.contains(.standardReplies) || evenWithoutCap {
+        if client.caps.contains(.standardReplies) || evenWithoutCap || Self.failsByTheirSpecification.contains(command ?? self.command) {
             send(Message(source: server.name, kind, [command ?? self.command, code] + context + [text]))
         } else {
             let about = command ?? self.command  // "*" when the line had no command to name

@@ -150,6 +150,17 @@ final class ConformanceTests: XCTestCase {
         XCTAssertEqual(next.params.last, "fine", "the bad line was not relayed")
     }
 
+    /// account-registration and chathistory answer their errors with FAIL: a client that speaks
+    /// them reads FAIL, not a NOTICE, whether or not it asked for standard-replies.
+    func testRegisterAndChathistoryErrorsAreFailsWithoutStandardReplies() throws {
+        try server.addAccount("taken", "taken-password")
+        let c = try registered("eve")
+        c.send("REGISTER taken * some-long-password")
+        try c.expect(command: "FAIL", "REGISTER", "ACCOUNT_EXISTS", "taken")
+        c.send("CHATHISTORY LATEST #nowhere * 10")
+        try c.expect(command: "FAIL", "CHATHISTORY", "INVALID_TARGET")
+    }
+
     /// UTF8ONLY asks for the FAIL whether or not the client negotiated standard-replies (a NOTICE in
     /// its place failed irctest's testUtf8Validation); a line whose command is not one (`NO_SUCH`)
     /// still gets its label back with the 421.
