@@ -6,8 +6,11 @@ extension Bot {
     static let choreUsage = "!chore add <name> every <frequency> [at <HH:MM>] [from <when>] [among <nick> <nick> …] | !chore order <chore> <nick> … | !chore edit <chore> every <frequency> | at <HH:MM> | !chore rm <chore>"
 
     func chore(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let room = try self.room(inv, &args, required: true)!
-        switch try args.word("add, order or rm", usage: Self.choreUsage).lowercased() {
+        // `#room` before or after the verb, in private: `!chore add #kitchen …` as `!job add #kitchen …`.
+        let named = args.peek?.hasPrefix("#") == true ? try self.room(inv, &args, required: true) : nil
+        let verb = try args.word("add, order or rm", usage: Self.choreUsage).lowercased()
+        let room = try named ?? self.room(inv, &args, required: true)!
+        switch verb {
         case "add", "new":
             let name = try args.word("chore name", usage: Self.choreUsage)
             guard args.next()?.lowercased() == "every" else { throw UsageError("Say how often: \(Self.choreUsage)") }

@@ -141,6 +141,7 @@ public struct JobBoard: Sendable {
         let title = title.trimmed
         guard !title.isEmpty else { throw JobError.invalid("A job needs a title") }
         guard title.count <= 200 else { throw JobError.invalid("A title is at most 200 characters") }
+        if let due, due <= now() { throw JobError.invalid(Self.pastDue) }
         if let room {
             guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
             if role == .member {
@@ -250,11 +251,16 @@ public struct JobBoard: Sendable {
     public static let maxTaskLength = 200
     public static let maxReasonLength = 300
 
+    /// A due time already past is refused: it was a typo (`today 8:00` at nine) or a job overdue
+    /// from birth, and neither should ring reminders at once.
+    static let pastDue = "That due time has already passed: give a later one (tomorrow 17:00, fri, in 3d)"
+
     public func edit(_ id: Int64, title: String? = nil, description: String? = nil, due: Date?? = nil, by actor: String) throws -> Change {
         var (job, role) = try access(id, by: actor)
         guard role == .manager || Account.key(job.creator) == Account.key(actor) else {
             throw JobError.notAllowed("Only managers and the job's creator can edit job \(id)")
         }
+        if case .some(.some(let date)) = due, date <= now() { throw JobError.invalid(Self.pastDue) }
         var data: [String: String] = [:]
         if let title {
             guard !title.isEmpty, title.count <= 200 else { throw JobError.invalid("A title is 1-200 characters") }

@@ -51,6 +51,17 @@ final class JobBoardTests: XCTestCase {
     }
 
     /// Cancelling is a manager's decision: the assignee cannot undo it, though they may reopen what they completed.
+    /// A due time already past is refused, on a new job and in an edit; now or later is fine.
+    func testADueTimeInThePastIsRefused() throws {
+        let past = JobError.invalid("That due time has already passed: give a later one (tomorrow 17:00, fri, in 3d)")
+        XCTAssertThrowsError(try board.add(title: "Water plants", due: t0.addingTimeInterval(-3600), in: "#shop", by: "mona")) {
+            XCTAssertEqual($0 as? JobError, past)
+        }
+        let job = try XCTUnwrap(board.add(title: "Water plants", due: t0.addingTimeInterval(3600), in: "#shop", by: "mona").job)
+        XCTAssertThrowsError(try board.edit(job.id, due: .some(t0), by: "mona")) { XCTAssertEqual($0 as? JobError, past) }
+        XCTAssertNoThrow(try board.edit(job.id, due: .some(nil), by: "mona"), "clearing it is fine")
+    }
+
     func testOnlyAManagerReopensACancelledJob() throws {
         let id = try board.add(title: "Paint the door", assignee: "mel", in: "#shop", by: "mona").job!.id
         _ = try board.move(id, to: .completed, by: "mel")
