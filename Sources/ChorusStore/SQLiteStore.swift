@@ -49,11 +49,28 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
             }
         }
-        pool = try DatabasePool(path: path, configuration: config)
+        pool = try Self.open(path, config)
         connection = nil
         cache = nil
-        try Schema.migrator.migrate(pool)
         checkpointer = try Checkpointer(path: path, writer: pool, every: checkpointEvery, restartFrames: frames)
+    }
+
+    /// Opens the pool and brings the schema up to date. Two processes opening a new database at
+    /// once (the server starting while `chorusd account add` runs) race: one may find the file
+    /// locked while the other turns WAL on, or find a migration missing that the other is applying
+    /// (its attempt fails with "duplicate column" and is rolled back). Trying again a moment later
+    /// finds the work done and goes on.
+    private static func open(_ path: String, _ config: Configuration) throws -> DatabasePool {
+        for attempt in 1... {
+            do {
+                let pool = try DatabasePool(path: path, configuration: config)
+                try Schema.migrator.migrate(pool)
+                return pool
+            } catch where attempt < 40 {
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+        }
+        fatalError("unreachable")
     }
 
     private init(queue: DatabaseQueue) throws {

@@ -2,6 +2,7 @@ import ChorusCore
 @testable import ChorusStore
 import Foundation
 import GRDB
+import Synchronization
 import XCTest
 
 final class StoreTests: XCTestCase {
@@ -21,6 +22,25 @@ final class StoreTests: XCTestCase {
 
     /// The database holds password hashes and private messages: a new one, with its log and
     /// shared-memory files, is readable by its owner only, whatever the process's umask.
+    /// The server starting while `chorusd account add` runs: two openers of a new database both
+    /// migrate it. Each must come out with the whole schema, not "duplicate column".
+    func testOpenersMigratingANewDatabaseAtOnceAllSucceed() throws {
+        for round in 0..<5 {
+            let file = path + ".race\(round)"
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                do {
+                    let store = try SQLiteStore(path: file)
+                    _ = try store.accountKeys()
+                    store.close()
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            XCTAssertEqual(failures.withLock { $0 }, [], "round \(round)")
+        }
+    }
+
     func testANewDatabaseIsTheOwnersAlone() throws {
         let store = try SQLiteStore(path: path)
         _ = try Accounts(store: store, hasher: fastHasher).register(name: "alice", password: "hunter22")
