@@ -1,4 +1,5 @@
 @testable import ChorusServer
+import ChorusCore
 import ChorusIRC
 import Foundation
 import NIOCore
@@ -102,6 +103,17 @@ final class LoginGateTests: XCTestCase {
         let limited = try guesser.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")
         XCTAssertTrue(limited.params.last?.contains("try again in 60 s") == true, limited.params.last ?? "")
         try guesser.expect(command: "904")
+
+        // A bot's token is a SHA-256, not a guessable password: it logs in, throttled or not. A
+        // password that only looks like a token is a password, and throttled like one.
+        let secret = AccountToken.prefix + AccountToken.digest(of: "the bot's secret")
+        _ = try server.server.accounts.store.issueToken(for: "alice", label: "bot", secret: secret, at: Date())
+        let bot = try saslClient("alicebot")
+        attempt(bot, secret)
+        try bot.expect(command: "903")
+        let fake = try saslClient("faker")
+        attempt(fake, AccountToken.prefix + AccountToken.digest(of: "a guess"))
+        try fake.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")
 
         // The limit is the account's, from any address or connection, until the minute has passed.
         let owner = try saslClient("owner")

@@ -155,20 +155,15 @@ extension IRCServer {
                 }
                 return (client.nick, pass)
             }()
-            let check: EventLoopFuture<(account: Account, token: Int64?)>
-            switch checkLogin(account, password, for: client) {
-            case .throttled(let why):
-                reply.fail("RATE_LIMITED", context: [account], why, command: "PASS")
-                reply.finish()  // written before the connection closes
-                return disconnect(client, reason: "Too many failed logins")
-            case .checking(let future):
-                check = future
-            }
-            reply.wait(for: check) { result in
+            reply.wait(for: checkLogin(account, password, for: client)) { result in
                 switch result {
                 case .success(let (a, token)):
                     self.logIn(client, as: a, token: token, reply: reply)
                     self.completeRegistration(reply)
+                case .failure(let refused as LoginRefused):
+                    reply.fail("RATE_LIMITED", context: [account], refused.why, command: "PASS")
+                    reply.finish()  // written before the connection closes
+                    self.disconnect(client, reason: "Too many failed logins")
                 case .failure:
                     reply.numeric(.passwdMismatch, "Password incorrect")
                     reply.finish()  // written before the connection closes
@@ -212,30 +207,41 @@ extension IRCServer {
         }
     }
 
-    enum LoginCheck {
-        case throttled(String)
-        case checking(EventLoopFuture<(account: Account, token: Int64?)>)
+    /// A login refused without checking the password: too many failures, or too many checks waiting.
+    struct LoginRefused: Error {
+        let why: String
     }
 
-    /// A password (or token) check for `account` from `client`'s address. An account or address
-    /// with too many recent failures is answered at once, saying when to retry, without hashing;
-    /// tokens are checked straight away; passwords wait their address's turn for the hash pool.
-    func checkLogin(_ account: String, _ password: String, for client: Client) -> LoginCheck {
-        let gate = loginGate, ip = client.ip, accounts = self.accounts
-        if let seconds = gate.retryAfter(account: account, address: ip, now: now()) {
-            return .throttled("Too many failed logins for \(account) or from your address; try again in \(seconds) s")
+    /// A password or token check for `account` from `client`'s address. A token (a SHA-256) is
+    /// checked at once, throttled or not: guessing one is hopeless, and a guesser must not lock a
+    /// bot out. Anything else is a password: an account or address with too many recent failures is
+    /// refused at once (`LoginRefused`, saying when to retry) without hashing, and the hash waits its
+    /// address's turn for the pool. A password that only looks like a token goes the same way.
+    func checkLogin(_ account: String, _ password: String, for client: Client) -> EventLoopFuture<(account: Account, token: Int64?)> {
+        let accounts = self.accounts, ip = client.ip
+        guard password.hasPrefix(AccountToken.prefix) else { return checkPassword(account, password, from: ip) }
+        return background { try accounts.tokenLogIn(name: account, token: password) }.flatMap { found in
+            if let (a, token) = found { return self.loop.makeSucceededFuture((account: a, token: Optional(token))) }
+            return self.checkPassword(account, password, from: ip)
         }
-        let run = { self.background { try accounts.logIn(name: account, password: password) } }
-        let queued = password.hasPrefix(AccountToken.prefix) ? run() : gate.enqueue(from: ip, on: loop, run)
-        guard let queued else { return .throttled("Too many logins waiting from your address; try again in a few seconds") }
-        queued.whenComplete { result in
+    }
+
+    private func checkPassword(_ account: String, _ password: String, from ip: String) -> EventLoopFuture<(account: Account, token: Int64?)> {
+        let gate = loginGate, accounts = self.accounts
+        if let seconds = gate.retryAfter(account: account, address: ip, now: now()) {
+            return loop.makeFailedFuture(LoginRefused(why: "Too many failed logins for \(account) or from your address; try again in \(seconds) s"))
+        }
+        guard let checked = gate.enqueue(from: ip, on: loop, { self.background { try accounts.passwordLogIn(name: account, password: password) } }) else {
+            return loop.makeFailedFuture(LoginRefused(why: "Too many logins waiting from your address; try again in a few seconds"))
+        }
+        checked.whenComplete { result in
             switch result {
             case .success: gate.succeeded(account: account)
             case .failure(AccountError.wrongPassword): gate.failed(account: account, address: ip, at: self.now())
             case .failure: break
             }
         }
-        return .checking(queued)
+        return checked.map { (account: $0, token: nil) }
     }
 
     /// Marks the client as logged in and says so (900).
@@ -301,19 +307,14 @@ extension IRCServer {
             reply.finish()
             return disconnect(client, reason: "Too many failed login attempts")
         }
-        let check: EventLoopFuture<(account: Account, token: Int64?)>
-        switch checkLogin(authc, password, for: client) {
-        case .throttled(let why):
-            reply.fail("RATE_LIMITED", context: [authc], why, command: "AUTHENTICATE")
-            return reply.numeric(.saslFail, "SASL authentication failed: \(why)")
-        case .checking(let future):
-            check = future
-        }
-        reply.wait(for: check) { result in
+        reply.wait(for: checkLogin(authc, password, for: client)) { result in
             switch result {
             case .success(let (account, token)):
                 self.logIn(client, as: account, token: token, reply: reply)
                 reply.numeric(.saslSuccess, "SASL authentication successful")
+            case .failure(let refused as LoginRefused):
+                reply.fail("RATE_LIMITED", context: [authc], refused.why, command: "AUTHENTICATE")
+                reply.numeric(.saslFail, "SASL authentication failed: \(refused.why)")
             case .failure:
                 reply.numeric(.saslFail, "SASL authentication failed")
             }
