@@ -120,7 +120,8 @@ extension Bot {
         guard let space = head.firstIndex(of: " ") else {
             throw UsageError(head.isEmpty ? "Say what you need. Usage: \(usage)" : "Describe the work after the category. Usage: \(usage)")
         }
-        var posting = MarketBoard.Posting(category: String(head[..<space]), description: String(head[space...]))
+        var posting = ServiceRequest(customer: inv.account, category: String(head[..<space]), description: String(head[space...]),
+                                     createdAt: inv.now)
         var seen = Set<String>()
         for part in parts {
             let key = part.prefix(while: { $0 != " " }).lowercased()

@@ -56,41 +56,28 @@ public struct MarketBoard: Sendable {
 
     // MARK: Posting and changing a request
 
-    /// What a customer gives when posting: the category and description, and whichever of the rest.
-    public struct Posting: Sendable {
-        public var category: String
-        public var description: String
-        public var window: String?
-        public var windowEnd: Date?
-        public var budget: Int?
-        public var place: String?
-        public var estimate: String?
-
-        public init(category: String, description: String, window: String? = nil, windowEnd: Date? = nil,
-                    budget: Int? = nil, place: String? = nil, estimate: String? = nil) {
-            self.category = category
-            self.description = description
-            self.window = window
-            self.windowEnd = windowEnd
-            self.budget = budget
-            self.place = place
-            self.estimate = estimate
+    /// Posts a request: `draft` as its customer gives it (category, description, and whichever of
+    /// window, budget, place and estimate); its number, customer, status and times are the board's.
+    /// Contractors whose skills include its category and whose area serves its place are told (the
+    /// skill index finds them; the customer is never told of their own), and every room that hears
+    /// the market gets the posting. `told`: how many contractors.
+    public func post(_ draft: ServiceRequest, by actor: String) throws -> (request: ServiceRequest, events: [Event], told: Int) {
+        guard let category = Market.category(draft.category) else {
+            throw JobError.invalid("“\(draft.category)” is not a category: letters, up to 40 characters, e.g. plumbing")
         }
-    }
-
-    /// Posts a request. Contractors whose skills include its category and whose area serves its
-    /// place are told (the skill index finds them; the customer is never told of their own), and
-    /// every room that hears the market gets the posting. `told`: how many contractors.
-    public func post(_ p: Posting, by actor: String) throws -> (request: ServiceRequest, events: [Event], told: Int) {
-        guard let category = Market.category(p.category) else {
-            throw JobError.invalid("“\(p.category)” is not a category: letters, up to 40 characters, e.g. plumbing")
-        }
-        let description = try Self.text(p.description, what: "a description", max: 500)
-        if let end = p.windowEnd, end <= now() { throw JobError.invalid("That window has already passed") }
-        let customer = try name(of: actor)
-        let request = try store.insertRequest(ServiceRequest(
-            customer: customer, category: category, description: description, window: p.window, windowEnd: p.windowEnd,
-            budget: p.budget, place: p.place, estimate: p.estimate, createdAt: now()))
+        let description = try Self.text(draft.description, what: "a description", max: 500)
+        if let end = draft.windowEnd, end <= now() { throw JobError.invalid("That window has already passed") }
+        var fresh = draft
+        fresh.id = 0
+        fresh.customer = try name(of: actor)
+        fresh.category = category
+        fresh.description = description
+        fresh.status = .open
+        fresh.contractor = nil
+        fresh.createdAt = now()
+        fresh.updatedAt = fresh.createdAt
+        let request = try store.insertRequest(fresh)
+        let customer = request.customer
         let matched = try store.contractors(withSkill: category)
             .filter { $0.active && !request.isCustomer($0.account) && $0.serves(request.place) }
             .map(\.account)

@@ -39,8 +39,9 @@ final class MarketBoardTests: XCTestCase {
 
     func post(_ category: String = "plumbing", by customer: String = "ann", place: String? = nil,
               ends: Date? = nil) throws -> (ServiceRequest, [Event], Int) {
-        try market.post(.init(category: category, description: "Fix the dripping tap", window: ends.map { _ in "sat" }, windowEnd: ends,
-                              budget: 8000, place: place), by: customer)
+        try market.post(ServiceRequest(customer: customer, category: category, description: "Fix the dripping tap",
+                                       window: ends.map { _ in "sat" }, windowEnd: ends, budget: 8000, place: place, createdAt: clock),
+                        by: customer)
     }
 
     func assertRefused(_ expression: @autoclosure () throws -> Any, _ error: JobError, file: StaticString = #filePath, line: UInt = #line) {
@@ -82,7 +83,8 @@ final class MarketBoardTests: XCTestCase {
 
     func testBadPostingsChangeNothing() throws {
         assertRefused(try post("123"), .invalid("“123” is not a category: letters, up to 40 characters, e.g. plumbing"))
-        assertRefused(try market.post(.init(category: "plumbing", description: "  "), by: "ann"), .invalid("Give a description"))
+        assertRefused(try market.post(ServiceRequest(customer: "ann", category: "plumbing", description: "  ", createdAt: clock), by: "ann"),
+                      .invalid("Give a description"))
         assertRefused(try post(ends: clock.addingTimeInterval(-60)), .invalid("That window has already passed"))
         XCTAssertEqual(try store.countRequests(RequestFilter(scope: .involving("ann"))), 0)
     }
