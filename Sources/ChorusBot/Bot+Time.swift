@@ -314,12 +314,9 @@ extension Bot {
     /// `study`, `job 12 “Fix the sink”`.
     private func what(_ e: TimeEntry) -> String {
         guard let id = e.job else { return e.mode }
-        return "job \(id)" + ((try? board.store.job(id))??.title).map { " “\($0)”" }.orEmpty
+        guard let title = (try? board.store.job(id))??.title else { return "job \(id)" }
+        return "job \(id) “\(title)”"
     }
-}
-
-private extension Optional where Wrapped == String {
-    var orEmpty: String { self ?? "" }
 }
 
 /// Days, weeks and clock times in one person's zone: what `!track` and `!report` read and show.
@@ -450,7 +447,7 @@ struct Bars {
             let pad = String(repeating: " ", count: labelWidth - shown.count)
             let bar = self.bar(Double(seconds) / Double(top))
             let percent = total > 0 ? Int((Double(seconds) * 100 / Double(total)).rounded()) : 0
-            return "  \(shown)\(pad) \(bar)\(String(repeating: " ", count: Self.width - barWidth(bar))) \(TimeRules.duration(seconds)) \(percent)%\(suffix)"
+            return "  \(shown)\(pad) \(bar)\(String(repeating: " ", count: Self.width - bar.count)) \(TimeRules.duration(seconds)) \(percent)%\(suffix)"
         }
     }
 
@@ -459,6 +456,4 @@ struct Bars {
         if ascii { return String(repeating: "#", count: Int((Double(eighthsWide) / 8).rounded())) }
         return String(repeating: "█", count: eighthsWide / 8) + Self.eighths[eighthsWide % 8]
     }
-
-    private func barWidth(_ bar: String) -> Int { bar.count }
 }
