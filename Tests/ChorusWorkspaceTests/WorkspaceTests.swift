@@ -124,8 +124,11 @@ final class WorkspaceTests: XCTestCase {
     /// Commands waiting while the writer is busy share one transaction (they see one handle), and a
     /// refused one takes back only its own writes; its events are never announced.
     func testWaitingCommandsShareOneTransactionAndARefusalIsTakenBackAlone() throws {
-        let gate = DispatchSemaphore(value: 0)
-        workspace.afterWrites({ _ in gate.wait() }, done: { _ in })  // holds the writer
+        let gate = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        workspace.afterWrites({ _ in holding.signal(); gate.wait() }, done: { _ in })  // holds the writer
+        // Only once the writer is inside the read do the commands queue behind it, all together:
+        // queued sooner, the first could be taken in the read's turn and commit alone.
+        XCTAssertEqual(holding.wait(timeout: .now() + 5), .success)
         let handles = Mutex<[ObjectIdentifier]>([])
         let outcomes = Mutex<[Int: Outcome]>([:])
         let finished = DispatchGroup()
