@@ -52,10 +52,19 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            // The web client, compiled into the binary: nothing to install beside it.
+            resources: [
+                .embedInCode("Web/Client/index.html"),
+                .embedInCode("Web/Client/app.js"),
+                .embedInCode("Web/Client/app.css"),
+                .embedInCode("Web/Client/icon.svg"),
             ]
         ),
         .executableTarget(
@@ -94,6 +103,9 @@ let package = Package(
                 "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -10,6 +10,9 @@ public enum StoreError: Error, Equatable, Sendable {
 /// What the domain needs from storage. `ChorusStore` implements it on SQLite; every method is one
 /// transaction, or part of the caller's on a transaction's handle (`Transactional`). Methods are synchronous and may block, so servers call them off their event loops.
 public protocol Store: Sendable {
+    /// Throws when the database cannot be read (a health check).
+    func probe() throws
+
     // Accounts
     func insertAccount(_ account: Account) throws -> Account
     func account(named name: String) throws -> Account?

@@ -78,12 +78,18 @@ extension Client: ChannelInboundHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         output = context
+        // A WebSocket connection is active before its client is added, at the end of the upgrade.
+        if context.channel.isActive { begin() }
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        begin()
+        context.fireChannelActive()
+    }
+
+    private func begin() {
         // A connection the server turns away (too many from its address) reads nothing more.
         if !server.accept(self) { closing = true }
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

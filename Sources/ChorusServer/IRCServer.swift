@@ -46,6 +46,10 @@ public final class IRCServer: @unchecked Sendable {
     /// and a process may run several servers (the tests do).
     private static let connectionIDs = Atomic<Int>(0)
 
+    static func nextConnectionID() -> Int {
+        connectionIDs.add(1, ordering: .relaxed).newValue
+    }
+
     /// Who is connected, by connection, nick and account.
     var registry = ClientRegistry()
     /// Who watches which nick (MONITOR).
@@ -76,6 +80,9 @@ public final class IRCServer: @unchecked Sendable {
     /// The bound addresses, known after `start()` (useful with port 0 in tests).
     public private(set) var tlsAddress: SocketAddress?
     public private(set) var plainAddress: SocketAddress?
+    public private(set) var webAddress: SocketAddress?
+    /// Every configured listener is bound, and the server is not shutting down (`/ready`).
+    private(set) var listening = false
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
@@ -125,19 +132,27 @@ public final class IRCServer: @unchecked Sendable {
             for m in memberships { self.rooms[m.room]?.memberships[m.account] = m }
         }.wait()
 
-        if let tls = config.tls {
+        if config.tls != nil || config.web != nil {
             if config.certificatePath == nil && config.keyPath == nil,
                try Certificates.ensureSelfSigned(certPath: config.resolvedCertificatePath,
                                                  keyPath: config.resolvedKeyPath, serverName: config.serverName) {
                 logger.info("made a self-signed certificate", metadata: ["path": "\(config.resolvedCertificatePath)"])
             }
-            let context = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
-            sslContext = context
+            sslContext = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
+        }
+        if let tls = config.tls, let context = sslContext {
             let channel = try bootstrap(tls: context).bind(host: tls.host, port: tls.port).wait()
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
             listeners.append(channel)
             tlsAddress = channel.localAddress
             logger.info("listening (TLS)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        if let web = config.web, let context = sslContext {
+            let channel = try webBootstrap(tls: context).bind(host: web.host, port: web.port).wait()
+            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
+            listeners.append(channel)
+            webAddress = channel.localAddress
+            logger.info("listening (HTTPS, WebSocket)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
         if let plain = config.plain {
             let channel = try bootstrap(tls: nil).bind(host: plain.host, port: plain.port).wait()
@@ -146,6 +161,7 @@ public final class IRCServer: @unchecked Sendable {
             plainAddress = channel.localAddress
             logger.info("listening (plaintext)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
+        try loop.submit { self.listening = true }.wait()
         let tick = TimeAmount.milliseconds(Int64(min(5.0, config.pingTimeout / 4, config.registrationTimeout / 4) * 1000))
         maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
             self?.checkLiveness()
@@ -168,6 +184,7 @@ public final class IRCServer: @unchecked Sendable {
     /// Tells everyone, closes every connection, writes what is pending, and stops.
     public func shutdown(reason: String = "Server shutting down") {
         try? loop.submit {
+            self.listening = false
             self.maintenance?.cancel()
             self.accountRefresh?.cancel()
             self.reminderTask?.cancel()
@@ -217,7 +234,7 @@ public final class IRCServer: @unchecked Sendable {
                     } else {
                         try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
                     }
-                    let id = IRCServer.connectionIDs.add(1, ordering: .relaxed).newValue
+                    let id = IRCServer.nextConnectionID()
                     if let tls {
                         // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
                         try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)

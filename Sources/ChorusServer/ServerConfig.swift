@@ -28,6 +28,15 @@ public struct ServerConfig: Sendable {
     /// nil: that listener is off.
     public var tls: Listener? = Listener(host: "0.0.0.0", port: 6697)
     public var plain: Listener? = Listener(host: "127.0.0.1", port: 6667)
+    /// HTTPS: the web client at `/`, IRC over WebSocket at `/socket`, report pictures, health.
+    /// Same certificate as the TLS listener.
+    public var web: Listener? = Listener(host: "0.0.0.0", port: 8443)
+    /// Pages of other origins (`https://chat.example.org`) whose scripts may open `/socket`; a page
+    /// of the server's own origin always may. `*` lets any page.
+    public var webOrigins: [String] = []
+    /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
+    /// nil: `https://<name>:<web port>`.
+    public var webURL: String?
     /// nil: `<data>/cert.pem` and `<data>/key.pem`, made self-signed on first start.
     public var certificatePath: String?
     public var keyPath: String?
@@ -78,6 +87,8 @@ public struct ServerConfig: Sendable {
     public var resolvedCertificatePath: String { certificatePath ?? dataDirectory + "/cert.pem" }
     public var resolvedKeyPath: String { keyPath ?? dataDirectory + "/key.pem" }
     public var databasePath: String { dataDirectory + "/chorus.sqlite" }
+    /// The key that signs report links, made on first start.
+    public var linkKeyPath: String { dataDirectory + "/link.key" }
 }
 
 public struct ConfigError: Error, CustomStringConvertible {
@@ -133,6 +144,13 @@ extension ServerConfig {
             case "data": dataDirectory = value
             case "tls": tls = try Listener.parse(value)
             case "plain": plain = try Listener.parse(value)
+            case "web": web = try Listener.parse(value)
+            case "web-origin": webOrigins.append(value)
+            case "web-url":
+                guard let url = URL(string: value), url.scheme == "https" || url.scheme == "http", url.host != nil else {
+                    throw ConfigError("\(path):\(number + 1): web-url needs an address such as https://chat.example.org")
+                }
+                webURL = value.hasSuffix("/") ? String(value.dropLast()) : value
             case "certificate": certificatePath = value
             case "key": keyPath = value
             case "motd": motdLines.append(value)

@@ -191,6 +191,10 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         try db.read { db in try Row.fetchAll(cached: db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
     }
 
+    public func probe() throws {
+        _ = try db.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
     public func accountKeys() throws -> [String] {
         try db.read { db in try String.fetchAll(cached: db, sql: "SELECT key FROM accounts") }
     }

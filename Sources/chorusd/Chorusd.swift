@@ -49,6 +49,9 @@ struct Serve: ParsableCommand {
     @Option(help: "Plaintext listener as HOST:PORT, or off. Default 127.0.0.1:6667.")
     var plain: String?
 
+    @Option(help: "HTTPS listener (web client, IRC over WebSocket at /socket) as HOST:PORT, or off. Default 0.0.0.0:8443.")
+    var web: String?
+
     @Option(help: "The server's name, as clients see it.")
     var name: String?
 
@@ -62,6 +65,7 @@ struct Serve: ParsableCommand {
         var settings = try options.load()
         if let tls { settings.tls = try ServerConfig.Listener.parse(tls) }
         if let plain { settings.plain = try ServerConfig.Listener.parse(plain) }
+        if let web { settings.web = try ServerConfig.Listener.parse(web) }
         if let name { settings.serverName = name }
         if noLimits { settings.removeLimits() }
         let level: Logger.Level = verbose ? .debug : .info
@@ -72,7 +76,7 @@ struct Serve: ParsableCommand {
         }
         let logger = Logger(label: "chorusd")
         guard settings.tls != nil || settings.plain != nil else {
-            throw ValidationError("Both listeners are off: give --tls or --plain an address")
+            throw ValidationError("Both IRC listeners are off: give --tls or --plain an address")
         }
         // Each client is a file descriptor: allow as many as the system lets this process have.
         var files = rlimit()
@@ -87,6 +91,7 @@ struct Serve: ParsableCommand {
         logger.info("Chorus is running", metadata: [
             "tls": "\(server.tlsAddress.map { "\($0)" } ?? "off")",
             "plain": "\(server.plainAddress.map { "\($0)" } ?? "off")",
+            "web": "\(server.webAddress.map { "\($0)" } ?? "off")",
             "data": "\(settings.dataDirectory)",
         ])
 

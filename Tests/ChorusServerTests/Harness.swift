@@ -4,9 +4,12 @@ import ChorusIRC
 import ChorusStore
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOHTTP1
 import NIOSSL
+import NIOWebSocket
 import XCTest
 
 /// A real server on 127.0.0.1 with ephemeral ports, a real SQLite file in a temporary folder.
@@ -28,6 +31,7 @@ final class TestServer {
         config.dataDirectory = folder.path
         config.tls = .init(host: "127.0.0.1", port: 0)
         config.plain = .init(host: "127.0.0.1", port: 0)
+        config.web = nil  // the web tests turn it on
         config.serverName = "test.chorus"
         config.passwordCost = 4  // fast hashes in tests; the default is 14
         config.floodBurst = 0
@@ -69,6 +73,7 @@ final class TestServer {
 
     var plainPort: Int { server.plainAddress!.port! }
     var tlsPort: Int { server.tlsAddress!.port! }
+    var webPort: Int { server.webAddress!.port! }
 
     /// `receiveBuffer` makes the client's socket buffer that small (SO_RCVBUF), so that a client
     /// that stops reading fills the server's side soon.
@@ -89,6 +94,10 @@ final class TestClient {
     let channel: Channel
     private let inbox = Inbox()
     private(set) var nick = "*"
+    /// Set for a client over WebSocket: each line it sends is a message of this kind.
+    private(set) var webSocketOpcode: WebSocketOpcode?
+    /// The subprotocol the server chose (WebSocket clients).
+    private(set) var subprotocol: String?
 
     /// `tlsConfiguration` replaces the default client configuration (no certificate check).
     init(port: Int, tls: Bool, receiveBuffer: Int32? = nil, tlsConfiguration: TLSConfiguration? = nil) throws {
@@ -117,14 +126,68 @@ final class TestClient {
             .connect(host: "127.0.0.1", port: port).wait()
     }
 
+    /// A client of IRC over WebSocket (TLS), as a browser would be: it asks for `subprotocols` and
+    /// names `origin`. Lines arrive one per message; a close frame arrives as the line
+    /// `WSCLOSE <code> :<reason>`, so tests can wait for it as for any line.
+    init(webSocketPort port: Int, subprotocols: [String] = ["text.ircv3.net"], origin: String? = nil) throws {
+        let inbox = self.inbox
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        let sslContext = try NIOSSLContext(configuration: tls)
+        let chosen = NIOLockedValueBox<String?>(nil)
+        let upgraded = Self.group.next().makePromise(of: Void.self)
+        channel = try ClientBootstrap(group: Self.group)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
+                    let refusal = UpgradeRefusal(promise: upgraded)
+                    let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 20, automaticErrorHandling: false) { channel, response in
+                        chosen.withLockedValue { $0 = response.headers.first(name: "Sec-WebSocket-Protocol") }
+                        return channel.eventLoop.makeCompletedFuture {
+                            channel.pipeline.syncOperations.removeHandler(refusal, promise: nil)
+                            try channel.pipeline.syncOperations.addHandler(FrameCollector(inbox: inbox))
+                            upgraded.succeed(())
+                        }
+                    }
+                    // Bytes after the 101 (a refusal's ERROR line, say) are frames, not to be dropped.
+                    try channel.pipeline.syncOperations.addHTTPClientHandlers(
+                        leftOverBytesStrategy: .forwardBytes, withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
+                    try channel.pipeline.syncOperations.addHandler(refusal)
+                }
+            }
+            .connect(host: "127.0.0.1", port: port).wait()
+        var headers = HTTPHeaders([("Host", "127.0.0.1:\(port)"), ("Content-Length", "0")])
+        if !subprotocols.isEmpty { headers.add(name: "Sec-WebSocket-Protocol", value: subprotocols.joined(separator: ", ")) }
+        if let origin { headers.add(name: "Origin", value: origin) }
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/socket", headers: headers)
+        channel.write(HTTPClientRequestPart.head(head), promise: nil)
+        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        try upgraded.futureResult.wait()
+        subprotocol = chosen.withLockedValue { $0 }
+        webSocketOpcode = subprotocol == "binary.ircv3.net" ? .binary : .text
+    }
+
     deinit { channel.close(promise: nil) }
 
     func send(_ line: String) {
+        if let webSocketOpcode {
+            return sendFrame(WebSocketFrame(fin: true, opcode: webSocketOpcode, data: channel.allocator.buffer(string: line)))
+        }
         channel.writeAndFlush(channel.allocator.buffer(string: line + "\r\n"), promise: nil)
     }
 
     func sendRaw(_ bytes: [UInt8]) {
+        if let webSocketOpcode {
+            return sendFrame(WebSocketFrame(fin: true, opcode: webSocketOpcode, data: channel.allocator.buffer(bytes: bytes)))
+        }
         channel.writeAndFlush(channel.allocator.buffer(bytes: bytes), promise: nil)
+    }
+
+    /// A WebSocket frame as given; masked with a random key (by NIO's encoder) unless `masked` is false.
+    func sendFrame(_ frame: WebSocketFrame, masked: Bool = true) {
+        var frame = frame
+        if masked && frame.maskKey == nil { frame.maskKey = .random() }
+        channel.writeAndFlush(frame, promise: nil)
     }
 
     /// Waits for a line matching `predicate`, dropping the lines before it.
@@ -270,6 +333,48 @@ private final class Inbox: @unchecked Sendable {
         }
         return lines.removeFirst()
     }
+}
+
+/// A WebSocket client's messages, each a line; a close frame as `WSCLOSE <code> :<reason>`.
+private final class FrameCollector: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    let inbox: Inbox
+    init(inbox: Inbox) { self.inbox = inbox }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        var bytes = frame.unmaskedData
+        switch frame.opcode {
+        case .text, .binary:
+            inbox.push(bytes.readString(length: bytes.readableBytes) ?? "")
+        case .connectionClose:
+            let code = bytes.readInteger(as: UInt16.self).map(String.init) ?? "none"
+            inbox.push("WSCLOSE \(code) :\(bytes.readString(length: bytes.readableBytes) ?? "")")
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { inbox.close() }
+    func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+}
+
+/// Fails a WebSocket client's set-up when the server answers its upgrade with anything but 101.
+private final class UpgradeRefusal: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    let promise: EventLoopPromise<Void>
+    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = unwrapInboundIn(data) { promise.fail(TestError.failed("upgrade refused: \(head.status)")) }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        promise.fail(error)
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) { promise.fail(TestError.failed("closed before the upgrade")) }
 }
 
 private final class Collector: ChannelInboundHandler {

@@ -1,0 +1,115 @@
+import ChorusIRC
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+import NIOWebSocket
+
+/// The HTTPS listener's connections: TLS, then HTTP/1.1 (NIO's codec) with one upgrade, to IRC over
+/// WebSocket at `/socket`. A connection that upgrades becomes a `Client` like any other, behind
+/// `WebSocketLines`; the others are served by `WebRequests`.
+extension IRCServer {
+    /// Limits on what an HTTP client may send before it is answered (431 past them).
+    static let httpLimits: NIOHTTPDecoderLimitConfiguration = {
+        var limits = NIOHTTPDecoderLimitConfiguration()
+        limits.maxHeaderFieldSize = 8 * 1024
+        limits.maxHeaderListSize = 16 * 1024
+        limits.maxHeaderFieldCount = 64
+        return limits
+    }()
+
+    func webBootstrap(tls: NIOSSLContext) -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 1024)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .serverChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [unowned self] channel in
+                do {
+                    try setUpWebConnection(channel, tls: tls)
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+            }
+    }
+
+    private func setUpWebConnection(_ channel: Channel, tls: NIOSSLContext) throws {
+        guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
+        try options.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
+        try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
+        try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
+        let id = IRCServer.nextConnectionID()
+        try TLSBuffers.noting(owner: id) {
+            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+        }
+        let requests = WebRequests(server: self)
+        let upgrader = NIOWebSocketServerUpgrader(
+            maxFrameSize: Limits.maxInputLine,
+            automaticErrorHandling: true,
+            shouldUpgrade: { [unowned self] channel, head in
+                channel.eventLoop.makeSucceededFuture(self.webSocketAccepts(head))
+            },
+            upgradePipelineHandler: { [unowned self] channel, head in
+                channel.eventLoop.makeCompletedFuture {
+                    let mode = WebSocketUpgrade.mode(offered: head.headers)
+                    let pipeline = channel.pipeline.syncOperations
+                    try pipeline.removeHandler(requests).whenFailure { _ in }
+                    try pipeline.addHandler(WebSocketLines(mode: mode, maxMessage: Limits.maxInputLine))
+                    try pipeline.addHandler(Client(server: self, id: id, channel: channel, isTLS: true))
+                }
+            })
+        try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+            withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }),
+            withErrorHandling: false,
+            withEncoderConfiguration: .init(),
+            withDecoderLimitConfiguration: IRCServer.httpLimits)
+        try channel.pipeline.syncOperations.addHandler(requests)
+    }
+
+    /// The headers of the upgrade's 101 when a request to `/socket` may become IRC over WebSocket;
+    /// nil leaves the request to `WebRequests`, which says why not.
+    func webSocketAccepts(_ head: HTTPRequestHead) -> HTTPHeaders? {
+        guard WebRequests.path(of: head.uri) == "/socket",
+              WebSocketUpgrade.originAllowed(head.headers, allowed: config.webOrigins) else { return nil }
+        var headers = HTTPHeaders()
+        if let subprotocol = WebSocketUpgrade.mode(offered: head.headers).subprotocol {
+            headers.add(name: "Sec-WebSocket-Protocol", value: subprotocol)
+        }
+        return headers
+    }
+}
+
+/// What the WebSocket upgrade decides from the request's headers.
+enum WebSocketUpgrade {
+    /// The first subprotocol the client names that the server speaks, in the client's order of
+    /// preference (IRCv3 `websocket`); `.unnamed` when it names none of them.
+    static func mode(offered headers: HTTPHeaders) -> WebSocketLines.Mode {
+        let offered = headers[canonicalForm: "Sec-WebSocket-Protocol"].map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        for name in offered {
+            switch name {
+            case "text.ircv3.net": return .text
+            case "binary.ircv3.net": return .binary
+            default: continue
+            }
+        }
+        return .unnamed
+    }
+
+    /// A browser names the page that opens a socket (`Origin`): a page of this server, or of an origin
+    /// the operator listed, may; a page elsewhere may not use a visitor's browser to reach the
+    /// server. Programs that are not browsers send no `Origin` and may.
+    static func originAllowed(_ headers: HTTPHeaders, allowed: [String]) -> Bool {
+        guard let origin = headers.first(name: "Origin")?.lowercased() else { return true }
+        if allowed.contains("*") { return true }
+        if let host = headers.first(name: "Host")?.lowercased(), origin == "https://\(host)" { return true }
+        return allowed.contains { $0.lowercased().trimmingSuffix("/") == origin }
+    }
+}
+
+private extension String {
+    func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
+    }
+}
+

@@ -1,0 +1,156 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOWebSocket
+
+/// A response of the web side: status, headers, body.
+struct WebResponse {
+    var status: HTTPResponseStatus
+    var headers = HTTPHeaders()
+    var body: ByteBuffer?
+    /// The connection closes after this response (a refusal of what the client sent).
+    var closes = false
+
+    static func text(_ status: HTTPResponseStatus, _ text: String, closes: Bool = false) -> WebResponse {
+        var response = WebResponse(status: status, body: ByteBuffer(string: text + "\n"), closes: closes)
+        response.headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        return response
+    }
+}
+
+/// The web side's plain HTTP requests (those that do not become a WebSocket): the web client's
+/// files, health, and the refusals of what no route takes. One request at a time per connection
+/// (NIO's pipelining helper holds the next).
+final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// A request's target past this length is refused (414); no route has a longer one.
+    static let maxTarget = 2048
+    /// Bodies are not read by any route; one this long is refused (413) rather than drained.
+    static let maxBody = 16 * 1024
+    /// A connection that sends no whole request for this long is closed.
+    static let idleTimeout = TimeAmount.seconds(30)
+
+    private let server: IRCServer
+    private var head: HTTPRequestHead?
+    private var bodyBytes = 0
+    private var idle: Scheduled<Void>?
+
+    init(server: IRCServer) {
+        self.server = server
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        armIdleTimer(context: context)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idle?.cancel()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let request):
+            head = request
+            bodyBytes = 0
+            if request.uri.utf8.count > Self.maxTarget {
+                head = nil
+                respond(.text(.uriTooLong, "That address is too long.", closes: true), keepAlive: false, context: context)
+            }
+        case .body(let part):
+            guard head != nil else { return }
+            bodyBytes += part.readableBytes
+            if bodyBytes > Self.maxBody {
+                head = nil
+                respond(.text(.payloadTooLarge, "No address here takes a body.", closes: true), keepAlive: false, context: context)
+            }
+        case .end:
+            guard let request = head else { return }
+            head = nil
+            answer(request, context: context)
+        }
+    }
+
+    /// NIO's HTTP decoder could not read the request: say so (431 for headers past the limits, 400
+    /// for the rest) and close, as the decoder stops reading after an error. A WebSocket handshake
+    /// NIO's upgrader could not take is only reported here: the request follows, and is refused
+    /// (`WebSocketUpgrade.refusal`).
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if error is NIOWebSocketUpgradeError { return }
+        guard let error = error as? HTTPParserError else {
+            context.close(promise: nil)
+            return
+        }
+        let response: WebResponse = error == .headerOverflow
+            ? .text(.requestHeaderFieldsTooLarge, "The request's headers are too large.", closes: true)
+            : .text(.badRequest, "That is not an HTTP/1.1 request this server can read.", closes: true)
+        respond(response, keepAlive: false, context: context)
+    }
+
+    private func answer(_ request: HTTPRequestHead, context: ChannelHandlerContext) {
+        let keepAlive = request.isKeepAlive
+        guard request.method == .GET || request.method == .HEAD else {
+            var response = WebResponse.text(.methodNotAllowed, "Only GET and HEAD are served here.")
+            response.headers.add(name: "Allow", value: "GET, HEAD")
+            return respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
+        }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        server.webResponse(to: request).whenComplete { result in
+            let (handler, context) = loopBound.value
+            let response = (try? result.get()) ?? .text(.internalServerError, "Something went wrong; it is logged.")
+            handler.respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
+        }
+    }
+
+    /// Answers on the next loop turn: a request NIO's upgrade handler declines reaches this handler
+    /// while that handler is leaving the pipeline, and a write made then finds no way out.
+    private func respond(_ response: WebResponse, keepAlive: Bool, head: Bool = false, context: ChannelHandlerContext) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = loopBound.value
+            handler.write(response, keepAlive: keepAlive, head: head, context: context)
+        }
+    }
+
+    private func write(_ response: WebResponse, keepAlive: Bool, head: Bool, context: ChannelHandlerContext) {
+        guard context.channel.isActive else { return }
+        let keepAlive = keepAlive && !response.closes
+        var headers = response.headers
+        headers.replaceOrAdd(name: "Content-Length", value: "\(response.body?.readableBytes ?? 0)")
+        headers.replaceOrAdd(name: "Connection", value: keepAlive ? "keep-alive" : "close")
+        for (name, value) in WebRequests.securityHeaders where !headers.contains(name: name) {
+            headers.add(name: name, value: value)
+        }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: response.status, headers: headers))), promise: nil)
+        if let body = response.body, !head {
+            context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        }
+        let sent = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if keepAlive {
+            armIdleTimer(context: context)
+        } else {
+            sent.whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    private func armIdleTimer(context: ChannelHandlerContext) {
+        idle?.cancel()
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        idle = context.eventLoop.scheduleTask(in: Self.idleTimeout) { loopBound.value.close(promise: nil) }
+    }
+
+    /// What every response says about itself: no sniffing, no framing by other sites, no referrer
+    /// (report links carry their signature in the address).
+    static let securityHeaders: [(String, String)] = [
+        ("X-Content-Type-Options", "nosniff"),
+        ("X-Frame-Options", "DENY"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Strict-Transport-Security", "max-age=31536000"),
+    ]
+
+    /// The path of a request target, without its query.
+    static func path(of target: String) -> Substring {
+        target[..<(target.firstIndex(of: "?") ?? target.endIndex)]
+    }
+}
