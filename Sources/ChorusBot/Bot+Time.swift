@@ -154,8 +154,32 @@ extension Bot {
 
     // MARK: !report
 
+    static let reportUsage = "!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]"
+
     func report(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!report [day|week|month|<date>|<from>..<to>] [by mode|job|room] [ascii]"
+        let arguments = args.words.joined(separator: " ")
+        let report = try timeReport(inv, &args)
+        guard !report.rows.isEmpty else { return Outcome(replies: [report.empty]) }
+        var lines = ["\(report.heading) (total \(TimeRules.duration(report.total))):"]
+            + Bars(ascii: report.ascii).lines(report.rows.map { ($0.label, $0.seconds, $0.note) }, total: report.total)
+            + report.footer.map { "  " + $0 }
+        // The same report as a picture and a spreadsheet, behind links that expire (the web side).
+        if let links {
+            let (chart, csv) = links.report(account: inv.account, arguments: arguments, timeZone: inv.timeZone.identifier, now: inv.now)
+            lines.append("  Chart: \(chart) · CSV: \(csv)")
+        }
+        return Outcome(replies: lines)
+    }
+
+    /// `!report`'s figures for `arguments` (what follows `!report`), before they are drawn as text
+    /// bars, an SVG chart or CSV.
+    public func timeReport(_ inv: Invocation, arguments: String) throws -> TimeReport {
+        var args = Args(Substring(arguments))
+        return try timeReport(inv, &args)
+    }
+
+    func timeReport(_ inv: Invocation, _ args: inout Args) throws -> TimeReport {
+        let usage = Self.reportUsage
         let clock = Clock(inv)
         var words: [String] = []
         var chosen: TimeGrouping?
@@ -182,53 +206,49 @@ extension Bot {
         let grouping = chosen ?? .mode
         guard grouping != .person else { throw UsageError("By person is for a room's report: !report week #room by person") }
         let totals = try time.totals(of: inv.account, from: from, to: to, by: grouping)
-        guard !totals.isEmpty else { return Outcome(replies: ["Nothing logged \(title)."]) }
-        let rows = try totals.map { total -> (String, Int) in
+        var report = TimeReport(heading: "Your time \(title), by \(grouping.rawValue)", empty: "Nothing logged \(title).", ascii: ascii)
+        report.rows = totals.map { total in
             switch grouping {
-            case .mode: return (total.key, total.seconds)
+            case .mode, .person: return .init(label: total.key, seconds: total.seconds)
             case .job:
-                guard let id = Int64(total.key) else { return ("no job", total.seconds) }
-                return ("job \(id) " + ((try? board.store.job(id))??.title ?? ""), total.seconds)
-            case .room: return (total.key.isEmpty ? "personal" : (inv.rooms[total.key] ?? total.key), total.seconds)
-            case .person: return (total.key, total.seconds)
+                guard let id = Int64(total.key) else { return .init(label: "no job", seconds: total.seconds) }
+                return .init(label: "job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? ""), seconds: total.seconds)
+            case .room: return .init(label: total.key.isEmpty ? "personal" : (inv.rooms[total.key] ?? total.key), seconds: total.seconds)
             }
         }
-        let sum = rows.reduce(0) { $0 + $1.1 }
+        guard !report.rows.isEmpty else { return report }
+        let sum = report.total
         // Against the weekly plan, by mode: every planned mode has a row, logged or not.
         // The plan up to now: a week in progress is compared with what was planned so far.
         let soFar = min(to, inv.now)
         let planned = grouping == .mode && from < soFar ? try time.planned(of: inv.account, from: from, to: soFar, calendar: clock.calendar) : []
-        guard !planned.isEmpty else {
-            return Outcome(replies: ["Your time \(title), by \(grouping.rawValue) (total \(TimeRules.duration(sum))):"]
-                           + Bars(ascii: ascii).lines(rows.map { ($0.0, $0.1, "") }, total: sum))
-        }
+        guard !planned.isEmpty else { return report }
         let plan = Dictionary(uniqueKeysWithValues: planned.map { ($0.key, $0.seconds) })
-        let rowsWithPlan = (rows + planned.filter { p in !rows.contains { $0.0 == p.key } }.map { ($0.key, 0) }).map { row in
-            (row.0, row.1, plan[row.0].map { " · planned \(TimeRules.duration($0))" } ?? " · not planned")
+        report.rows += planned.filter { p in !report.rows.contains { $0.label == p.key } }.map { .init(label: $0.key, seconds: 0) }
+        for i in report.rows.indices {
+            report.rows[i].planned = plan[report.rows[i].label]
+            report.rows[i].note = plan[report.rows[i].label].map { " · planned \(TimeRules.duration($0))" } ?? " · not planned"
         }
         let planTotal = planned.reduce(0) { $0 + $1.seconds }
         // To the nearest minute: a running timer's seconds should not make 7h 30m read 7h 29m.
         let apart = Int((Double(sum - planTotal) / 60).rounded()) * 60
         let verdict = abs(apart) < 60 ? "as planned" : "\(TimeRules.duration(abs(apart))) \(apart < 0 ? "less" : "more") than planned"
-        return Outcome(replies: ["Your time \(title), by mode (total \(TimeRules.duration(sum))):"]
-                       + Bars(ascii: ascii).lines(rowsWithPlan, total: sum)
-                       + ["  Planned \(soFar < to ? "so far " : "")\(TimeRules.duration(planTotal)), logged \(TimeRules.duration(sum)): \(verdict)."])
+        report.footer = ["Planned \(soFar < to ? "so far " : "")\(TimeRules.duration(planTotal)), logged \(TimeRules.duration(sum)): \(verdict)."]
+        return report
     }
 
     /// Time logged on a room's jobs: a manager's report covers every member, a member's their own.
     private func roomReport(_ room: Invocation.RoomRef, from: Date, to: Date, title: String, grouping: TimeGrouping, ascii: Bool,
-                            _ inv: Invocation) throws -> Outcome {
+                            _ inv: Invocation) throws -> TimeReport {
         let totals = try time.roomTotals(room.key, from: from, to: to, by: grouping, by: inv.account)
         let whose = try rooms.require(.member, of: inv.account, in: room.key, for: "!report") == .manager ? "Time on \(room.name)'s jobs"
                                                                                                        : "Your time on \(room.name)'s jobs"
-        guard !totals.isEmpty else { return Outcome(replies: ["\(whose) \(title): none logged."]) }
-        let rows = totals.map { total -> (String, Int, String) in
-            guard grouping == .job, let id = Int64(total.key) else { return (total.key, total.seconds, "") }
-            return ("job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? ""), total.seconds, "")
+        var report = TimeReport(heading: "\(whose) \(title), by \(grouping.rawValue)", empty: "\(whose) \(title): none logged.", ascii: ascii)
+        report.rows = totals.map { total in
+            guard grouping == .job, let id = Int64(total.key) else { return .init(label: total.key, seconds: total.seconds) }
+            return .init(label: "job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? ""), seconds: total.seconds)
         }
-        let sum = totals.reduce(0) { $0 + $1.seconds }
-        return Outcome(replies: ["\(whose) \(title), by \(grouping.rawValue) (total \(TimeRules.duration(sum))):"]
-                       + Bars(ascii: ascii).lines(rows, total: sum))
+        return report
     }
 
     // MARK: !plan
@@ -433,6 +453,55 @@ struct Clock {
 
 /// Bars drawn in text, one line a row, readable in any client: Unicode blocks to an eighth of a
 /// character, or `#` for terminals without them.
+/// Where report pictures are served, and the key their links are signed with (the web side's).
+public struct ReportLinks: Sendable {
+    /// `https://chat.example.org:8443`, without a trailing slash.
+    public let base: String
+    public let signer: LinkSigner
+    /// A link opens the report for a day.
+    public static let lifetime: TimeInterval = 86_400
+
+    public init(base: String, signer: LinkSigner) {
+        self.base = base
+        self.signer = signer
+    }
+
+    /// The chart and the CSV of the report `!report <arguments>` of `account` in `timeZone`.
+    func report(account: String, arguments: String, timeZone: String, now: Date) -> (chart: String, csv: String) {
+        let query = signer.sign([("a", account), ("q", arguments), ("tz", timeZone)], expires: now + Self.lifetime)
+        return ("\(base)/report.svg?\(query)", "\(base)/report.csv?\(query)")
+    }
+}
+
+/// A time report's figures: what `!report` draws as text bars, and the web side as a chart or CSV.
+public struct TimeReport: Sendable {
+    public struct Row: Sendable, Equatable {
+        public var label: String
+        public var seconds: Int
+        /// Set when the report compares with the weekly plan.
+        public var planned: Int?
+        /// What the text report adds after the share (`· planned 2h`).
+        var note = ""
+    }
+
+    /// `Your time this week, by mode`.
+    public var heading: String
+    /// What to say when there are no rows.
+    public var empty: String
+    public var ascii: Bool
+    public var rows: [Row] = []
+    /// Lines after the bars (how far from the plan).
+    public var footer: [String] = []
+
+    public var total: Int { rows.reduce(0) { $0 + $1.seconds } }
+
+    init(heading: String, empty: String, ascii: Bool) {
+        self.heading = heading
+        self.empty = empty
+        self.ascii = ascii
+    }
+}
+
 struct Bars {
     let ascii: Bool
     static let width = 20

@@ -8,15 +8,18 @@ public struct BotLine: WorkspaceCommand {
     public let text: String
     public let invocation: Invocation
     let newSecret: @Sendable () -> String
+    let links: ReportLinks?
 
-    public init(_ text: String, _ invocation: Invocation, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
+    public init(_ text: String, _ invocation: Invocation, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() },
+                links: ReportLinks? = nil) {
         self.text = text
         self.invocation = invocation
         self.newSecret = newSecret
+        self.links = links
     }
 
     public func run(on boards: Boards) -> Outcome {
-        Bot(boards: boards, newSecret: newSecret).run(text, invocation)
+        Bot(boards: boards, newSecret: newSecret, links: links).run(text, invocation)
     }
 }
 
@@ -31,9 +34,13 @@ public struct Bot: Sendable {
     public let accounts: any Store
     /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
     let newSecret: @Sendable () -> String
+    /// Links to reports as pictures, when the server has a web side.
+    let links: ReportLinks?
 
     /// The interpreter for one transaction's boards.
-    public init(boards: Boards, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
+    public init(boards: Boards, newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() },
+                links: ReportLinks? = nil) {
+        self.links = links
         self.board = boards.jobs
         self.chores = boards.chores
         self.rooms = boards.rooms

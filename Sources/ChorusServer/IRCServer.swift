@@ -83,6 +83,8 @@ public final class IRCServer: @unchecked Sendable {
     public private(set) var webAddress: SocketAddress?
     /// Every configured listener is bound, and the server is not shutting down (`/ready`).
     private(set) var listening = false
+    /// Where `!report`'s pictures are served and how their links are signed; nil without a web side.
+    private(set) var reportLinks: ReportLinks?
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
@@ -152,6 +154,8 @@ public final class IRCServer: @unchecked Sendable {
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
             listeners.append(channel)
             webAddress = channel.localAddress
+            let base = config.webURL ?? "https://\(config.serverName):\(channel.localAddress?.port ?? web.port)"
+            reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try IRCServer.linkKey(at: config.linkKeyPath)))
             logger.info("listening (HTTPS, WebSocket)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
         if let plain = config.plain {

@@ -1,6 +1,9 @@
+import ChorusBot
+import ChorusCore
 import ChorusIRC
 @testable import ChorusServer
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOWebSocket
 import XCTest
@@ -237,6 +240,59 @@ final class WebTests: XCTestCase {
         XCTAssertEqual(config.web, .init(host: "127.0.0.1", port: 9443))
         XCTAssertEqual(config.webOrigins, ["https://chat.example.org"])
         XCTAssertEqual(config.webURL, "https://chat.example.org")
+    }
+
+    // MARK: Report pictures
+
+    func testAReportsLinkShowsItAsAChartAndCSVForADayAndRefusesChanges() throws {
+        let clock = NIOLockedValueBox(Date())
+        let server = try TestServer(now: { clock.withLockedValue { $0 } }) { config in
+            config.web = .init(host: "127.0.0.1", port: 0)
+        }
+        try server.addAccount("ann", "ann-password")
+        let ann = try server.connect(as: "ann")
+        ann.send("PRIVMSG Chorus :!track add work 1:00-2:30 yesterday")
+        try ann.expect("the entry") { $0.command == "NOTICE" && $0.params.last?.contains("1h 30m") == true }
+        ann.send("PRIVMSG Chorus :!report yesterday")
+        let links = try ann.expect("the links") { $0.command == "NOTICE" && $0.params.last?.contains("Chart: ") == true }
+        let text = try XCTUnwrap(links.params.last)
+        let urls = text.split(separator: " ").filter { $0.hasPrefix("https://") }.map(String.init)
+        XCTAssertEqual(urls.count, 2, text)
+        XCTAssertTrue(urls[0].hasPrefix("https://test.chorus:\(server.webPort)/report.svg?a=ann&q=yesterday&tz="), urls[0])
+        let target = { (url: String) in String(url[url.range(of: "/report.")!.lowerBound...]) }
+
+        let chart = try http(server, "GET \(target(urls[0])) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(chart.status, 200)
+        XCTAssertEqual(chart.headers["content-type"], "image/svg+xml")
+        XCTAssertTrue(chart.rest.contains("<svg") && chart.rest.contains(">work</text>") && chart.rest.contains("1h 30m · 100%"), chart.rest)
+        let csv = try http(server, "GET \(target(urls[1])) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(csv.status, 200)
+        XCTAssertEqual(csv.headers["content-type"], "text/csv; charset=utf-8")
+        XCTAssertTrue(csv.rest.contains("name,minutes,hours,share_percent,planned_minutes"), csv.rest)
+        XCTAssertTrue(csv.rest.contains("work,90,1.50,100.0,"), csv.rest)
+
+        // Someone else's report, or another period, is not to be had by editing the link.
+        for (from, to) in [("a=ann", "a=bob"), ("q=yesterday", "q=month"), ("&sig=", "&sig=0")] {
+            let edited = target(urls[0]).replacingOccurrences(of: from, with: to)
+            XCTAssertEqual(try http(server, "GET \(edited) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status, 403, to)
+        }
+        // A day later the link has expired.
+        clock.withLockedValue { $0 += ReportLinks.lifetime + 1 }
+        let late = try http(server, "GET \(target(urls[0])) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(late.status, 410)
+        XCTAssertTrue(late.body.contains("expired"), late.body)
+    }
+
+    func testSignedFieldsKeepTheirCharacters() throws {
+        let signer = LinkSigner(key: LinkSigner.newKey())
+        let now = Date()
+        let query = signer.sign([("q", "a&b=c d/é"), ("tz", "Europe/Paris")], expires: now + 60)
+        let fields = try signer.verify(query, now: now)
+        XCTAssertEqual(fields["q"], "a&b=c d/é")
+        XCTAssertEqual(fields["tz"], "Europe/Paris")
+        XCTAssertThrowsError(try LinkSigner(key: LinkSigner.newKey()).verify(query, now: now)) { error in
+            XCTAssertEqual(error as? LinkSigner.Refusal, .tampered)
+        }
     }
 
     // MARK: Helpers

@@ -149,6 +149,12 @@ def main():
         check("a done job's cards offer nothing more",
               not driver.find_elements(By.CSS_SELECTOR, ".card[data-job='1'] button"))
 
+        line.send_keys("!track add work 1:00-2:30 yesterday\n")
+        line.send_keys("!report yesterday\n")
+        chart = wait.until(lambda d: d.execute_script(
+            "const i = document.querySelector('img.report'); return i && i.complete && i.naturalWidth > 0 ? i.naturalWidth : null"))
+        check("!report shows its chart in the conversation", chart == 640, chart)
+
         driver.find_element(By.ID, "line").send_keys("!")
         suggestions = wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#suggestions button"))
         check("the command box suggests commands from !help", any(b.text == "!done" for b in suggestions),

@@ -32,7 +32,7 @@ extension IRCServer {
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
         // Once the batch has committed, its events and effects have been carried out (the asker's
         // own copies of the events wait in its reply, after the answer): then the answer.
-        reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret), for: reply)) { outcome in
+        reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret, links: reportLinks), for: reply)) { outcome in
             for line in outcome.replies { self.answer(line, in: reply) }
         }
     }

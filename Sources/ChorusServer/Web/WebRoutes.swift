@@ -12,6 +12,10 @@ extension IRCServer {
             return loop.makeSucceededFuture(.text(.ok, "alive"))
         case "/ready":
             return readiness()
+        case "/report.svg":
+            return reportResponse(to: request, as: .svg)
+        case "/report.csv":
+            return reportResponse(to: request, as: .csv)
         case "/client.json":
             return loop.makeSucceededFuture(webClientSettings())
         case "/socket":

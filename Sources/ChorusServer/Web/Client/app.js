@@ -405,18 +405,21 @@ function rich(text) {
   let at = 0;
   for (const found of text.matchAll(pattern)) {
     span.append(text.slice(at, found.index));
-    const url = found[0];
-    span.append(el('a', { href: url, textContent: url, target: '_blank', rel: 'noreferrer' }));
+    let url = found[0];
     try {
+      // The server's own report links open here, whatever name the server gave itself.
       const parsed = new URL(url);
-      if (parsed.host === location.host && parsed.pathname.endsWith('.svg')) {
-        span.append(el('img', { className: 'report', src: url, alt: 'Report chart', loading: 'lazy' }));
+      if (parsed.pathname.startsWith('/report.')) url = location.origin + parsed.pathname + parsed.search;
+      if (parsed.pathname === '/report.svg') {
+        span.append(el('img', { className: 'report', src: url, alt: 'Report chart', loading: 'lazy' }), ' ');
       }
     } catch { /* not a URL after all */ }
+    span.append(el('a', { href: url, textContent: found[0].includes('/report.') ? (found[0].includes('.csv') ? 'CSV' : 'Chart') : url,
+      target: '_blank', rel: 'noreferrer' }));
     at = found.index + url.length;
   }
   span.append(text.slice(at));
-  if (text.includes('\u2588') || text.includes('  ')) {
+  if (/[\u2580-\u259f]/.test(text) || /^ {2}\S.* {2,}/.test(text)) {
     return el('pre', {}, span);  // bars and tables keep their columns
   }
   return span;

@@ -1,0 +1,159 @@
+import ChorusBot
+import ChorusCore
+import ChorusWorkspace
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `!report` as a picture (`/report.svg`) or a spreadsheet (`/report.csv`), behind the signed links
+/// the bot's answer carries: the link names the account, the report's words and the time zone, so
+/// the web side runs the very report the person asked for, a day long.
+extension IRCServer {
+    func reportResponse(to request: HTTPRequestHead, as format: ReportFormat) -> EventLoopFuture<WebResponse> {
+        guard let links = reportLinks else { return loop.makeSucceededFuture(.text(.notFound, "Reports are not served here.")) }
+        let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
+        let fields: [String: String]
+        do {
+            fields = try links.signer.verify(query, now: now())
+        } catch let refusal as LinkSigner.Refusal {
+            return loop.makeSucceededFuture(.text(refusal == .expired ? .gone : .forbidden, refusal.description))
+        } catch {
+            return loop.makeSucceededFuture(.text(.forbidden, "\(error)"))
+        }
+        guard let account = fields["a"], let arguments = fields["q"] else {
+            return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description))
+        }
+        let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
+        let now = self.now
+        return readAfterWrites { store -> TimeReport in
+            var rooms: [String: String] = [:]
+            for membership in try store.memberships(ofAccount: Account.key(account)) {
+                rooms[membership.room] = try store.roomName(membership.room) ?? membership.room
+            }
+            let invocation = Invocation(account: account, nick: account, room: nil, rooms: rooms, onlineAccounts: [:],
+                                        timeZone: zone, now: now())
+            return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).timeReport(invocation, arguments: arguments)
+        }
+        .map { format.response(for: $0) }
+        .recover { .text(.badRequest, "\($0)") }
+    }
+}
+
+enum ReportFormat {
+    case svg
+    case csv
+
+    func response(for report: TimeReport) -> WebResponse {
+        var response = WebResponse(status: .ok)
+        switch self {
+        case .svg:
+            response.body = ByteBuffer(string: ReportChart(report).svg)
+            response.headers.add(name: "Content-Type", value: "image/svg+xml")
+            // A picture, never a page: nothing in it runs.
+            response.headers.add(name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'")
+        case .csv:
+            response.body = ByteBuffer(string: Self.csv(report))
+            response.headers.add(name: "Content-Type", value: "text/csv; charset=utf-8")
+            response.headers.add(name: "Content-Disposition", value: "attachment; filename=\"chorus-report.csv\"")
+        }
+        response.headers.add(name: "Cache-Control", value: "private, max-age=60")
+        return response
+    }
+
+    /// RFC 4180: one row a line, fields with commas, quotes or line breaks quoted.
+    static func csv(_ report: TimeReport) -> String {
+        func field(_ text: String) -> String {
+            // A leading = + - @ makes a spreadsheet read a formula: a quote mark keeps it text.
+            let safe = text.first.map { "=+-@".contains($0) } == true ? "'" + text : text
+            return safe.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
+                ? "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : safe
+        }
+        let total = report.total
+        var lines = ["name,minutes,hours,share_percent,planned_minutes"]
+        for row in report.rows {
+            let share = total > 0 ? String(format: "%.1f", Double(row.seconds) * 100 / Double(total)) : "0.0"
+            lines.append([field(row.label), String(row.seconds / 60), String(format: "%.2f", Double(row.seconds) / 3600), share,
+                          row.planned.map { String($0 / 60) } ?? ""].joined(separator: ","))
+        }
+        lines.append(["total", String(total / 60), String(format: "%.2f", Double(total) / 3600), "100.0", ""].joined(separator: ","))
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+}
+
+/// A time report as horizontal bars: one row a name, its time and share, the plan as an outline.
+struct ReportChart {
+    let report: TimeReport
+
+    init(_ report: TimeReport) {
+        self.report = report
+    }
+
+    static let width = 640
+    static let rowHeight = 30
+    static let labelWidth = 190
+    static let barWidth = 300
+
+    var svg: String {
+        let rows = report.rows
+        let top = max(1, rows.map { max($0.seconds, $0.planned ?? 0) }.max() ?? 1)
+        let height = 64 + max(1, rows.count) * Self.rowHeight + report.footer.count * 22 + 12
+        var out = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(Self.width)" height="\(height)" viewBox="0 0 \(Self.width) \(height)" \
+        font-family="system-ui, sans-serif" font-size="14" role="img" aria-label="\(Self.escape(report.heading))">
+        <rect width="100%" height="100%" fill="#ffffff"/>
+        <text x="16" y="28" font-size="17" font-weight="600" fill="#1d2330">\(Self.escape(report.heading))</text>
+        <text x="16" y="48" fill="#5f6b7a">Total \(TimeRules.duration(report.total))\(rows.contains { $0.planned != nil } ? " · dashed outline: planned" : "")</text>
+
+        """
+        if rows.isEmpty {
+            out += "<text x=\"16\" y=\"84\" fill=\"#5f6b7a\">\(Self.escape(report.empty))</text>\n"
+        }
+        for (i, row) in rows.enumerated() {
+            let y = 64 + i * Self.rowHeight
+            let width = Int((Double(row.seconds) / Double(top) * Double(Self.barWidth)).rounded())
+            let share = report.total > 0 ? Int((Double(row.seconds) * 100 / Double(report.total)).rounded()) : 0
+            let label = row.label.count > 26 ? String(row.label.prefix(25)) + "…" : row.label
+            out += "<text x=\"16\" y=\"\(y + 19)\" fill=\"#1d2330\">\(Self.escape(label))</text>\n"
+            out += "<rect x=\"\(Self.labelWidth)\" y=\"\(y + 5)\" width=\"\(max(width, row.seconds > 0 ? 2 : 0))\" height=\"18\" rx=\"3\" fill=\"#2b6cb0\"/>\n"
+            if let planned = row.planned {
+                let plannedWidth = Int((Double(planned) / Double(top) * Double(Self.barWidth)).rounded())
+                out += "<rect x=\"\(Self.labelWidth)\" y=\"\(y + 3)\" width=\"\(plannedWidth)\" height=\"22\" rx=\"3\" fill=\"none\" "
+                    + "stroke=\"#d97706\" stroke-width=\"2\" stroke-dasharray=\"4 3\"><title>planned \(TimeRules.duration(planned))</title></rect>\n"
+            }
+            out += "<text x=\"\(Self.labelWidth + Self.barWidth + 12)\" y=\"\(y + 19)\" fill=\"#1d2330\">"
+                + "\(TimeRules.duration(row.seconds)) · \(share)%</text>\n"
+        }
+        for (i, line) in report.footer.enumerated() {
+            out += "<text x=\"16\" y=\"\(64 + max(1, rows.count) * Self.rowHeight + 18 + i * 22)\" fill=\"#5f6b7a\">\(Self.escape(line))</text>\n"
+        }
+        return out + "</svg>\n"
+    }
+
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+}
+
+extension IRCServer {
+    /// The key report links are signed with: made on the first start with a web side, kept in the
+    /// data folder (readable by the server's user only), so links survive restarts.
+    static func linkKey(at path: String) throws -> Data {
+        if let key = FileManager.default.contents(atPath: path), key.count == 32 { return key }
+        let key = LinkSigner.newKey()
+        guard FileManager.default.createFile(atPath: path, contents: key, attributes: [.posixPermissions: 0o600]) else {
+            throw ConfigError("cannot write the link key \(path): the data folder must be writable by this user")
+        }
+        return key
+    }
+}
