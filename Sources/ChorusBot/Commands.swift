@@ -210,6 +210,13 @@ extension Bot {
         return map
     }()
 
+    /// The table's name for the command a line starts with (`!complete 3` → `done`), nil for none:
+    /// a bounded set of names, for counting commands.
+    public static func commandName(of line: String) -> String? {
+        let verb = line.dropFirst().drop(while: { $0 == " " }).prefix(while: { $0 != " " }).lowercased()
+        return byName[verb]?.name
+    }
+
     /// Words that name more than one command (as a name or an alias), with the commands they name.
     public static var clashes: [String: [String]] {
         var named: [String: [String]] = [:]

@@ -1,5 +1,6 @@
 import ChorusIRC
 import NIOCore
+import NIOTLS
 
 /// Splits the byte stream into lines at LF (a CR before it is dropped). A line longer than the limit
 /// is reported once as `.tooLong` and skipped, so the framer never holds more than one line's limit.
@@ -114,9 +115,15 @@ extension Client: ChannelInboundHandler {
     /// The send queue passed its limit: the client is not reading.
     func channelWritabilityChanged(context: ChannelHandlerContext) {
         if !context.channel.isWritable {
+            server.metrics.sendQueueDrops.increment()
             server.disconnect(self, reason: "SendQ exceeded")
         }
         context.fireChannelWritabilityChanged()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent { server.metrics.ircHandshakes.increment() }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {

@@ -83,6 +83,8 @@ public final class IRCServer: @unchecked Sendable {
     public private(set) var webAddress: SocketAddress?
     /// Every configured listener is bound, and the server is not shutting down (`/ready`).
     private(set) var listening = false
+    /// What `/metrics` shows.
+    let metrics = ServerMetrics()
     /// Where `!report`'s pictures are served and how their links are signed; nil without a web side.
     private(set) var reportLinks: ReportLinks?
 
@@ -108,6 +110,7 @@ public final class IRCServer: @unchecked Sendable {
         self.welcome = Welcome(config: config, createdAt: now())
         self.acceptFailures = AcceptFailures(logger: logger)
         workspace.add(IRCEventSink(server: self))
+        workspace.whenBatchCommits { [metrics] size in metrics.writerBatch.record(size) }
         workspace.whenNextDueChanges { [weak self] next in
             guard let self else { return }
             self.loop.execute { self.setReminderTimer(for: next) }

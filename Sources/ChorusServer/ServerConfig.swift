@@ -37,6 +37,12 @@ public struct ServerConfig: Sendable {
     /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
     /// nil: `https://<name>:<web port>`.
     public var webURL: String?
+    /// Who may read `/metrics` on the web port.
+    public var metrics = MetricsAccess.loopback
+
+    public enum MetricsAccess: String, Sendable {
+        case loopback, any, off
+    }
     /// nil: `<data>/cert.pem` and `<data>/key.pem`, made self-signed on first start.
     public var certificatePath: String?
     public var keyPath: String?
@@ -146,6 +152,11 @@ extension ServerConfig {
             case "plain": plain = try Listener.parse(value)
             case "web": web = try Listener.parse(value)
             case "web-origin": webOrigins.append(value)
+            case "metrics":
+                guard let access = MetricsAccess(rawValue: value) else {
+                    throw ConfigError("\(path):\(number + 1): metrics is loopback, any or off")
+                }
+                metrics = access
             case "web-url":
                 guard let url = URL(string: value), url.scheme == "https" || url.scheme == "http", url.host != nil else {
                     throw ConfigError("\(path):\(number + 1): web-url needs an address such as https://chat.example.org")

@@ -42,6 +42,7 @@ public final class Workspace: @unchecked Sendable {
     private let queue = Mutex(Queue())
     private let sinks = Mutex<[any EventSink]>([])
     private let nextDueListener = Mutex<(@Sendable (Date?) -> Void)?>(nil)
+    private let batchListener = Mutex<(@Sendable (Int) -> Void)?>(nil)
     /// Message ids of the rooms' event lines; used on the writer only.
     private var ids = MessageIDs()
 
@@ -70,6 +71,11 @@ public final class Workspace: @unchecked Sendable {
     /// Committed events go to `sink` from now on, after those added before it.
     public func add(_ sink: any EventSink) {
         sinks.withLock { $0.append(sink) }
+    }
+
+    /// `listener` is told how many changes each committed transaction held (group commit's batches).
+    public func whenBatchCommits(_ listener: @escaping @Sendable (Int) -> Void) {
+        batchListener.withLock { $0 = listener }
     }
 
     /// `listener` is told the next due time (nil: nothing is due) whenever it may have changed:
@@ -221,6 +227,7 @@ public final class Workspace: @unchecked Sendable {
                 }
                 try tx.appendHistory(roomLines)
             }
+            batchListener.withLock { $0 }?(batch.count)
         } catch {
             // Nothing of the batch was committed: the transport's own writes are tried again one by
             // one, and the commands' askers are told nothing changed.

@@ -295,6 +295,50 @@ final class WebTests: XCTestCase {
         }
     }
 
+    // MARK: Operations
+
+    func testMetricsCountWhatHappenedAndAreForThisMachineOnly() throws {
+        let server = try webServer()
+        try server.addAccount("ann", "ann-password")
+        let browser = try TestClient(webSocketPort: server.webPort)
+        try browser.register("ann", sasl: ("ann", "ann-password"))
+        let irssi = try server.connect(tls: true)
+        try irssi.register("ben")
+        try browser.join("#kitchen")
+        browser.send("PRIVMSG #kitchen :hello")  // three room lines: this one and the two commands
+        browser.send("PRIVMSG #kitchen :!job add Sweep")
+        try browser.expect("the job") { $0.command == "NOTICE" && $0.params.last?.contains("Sweep") == true }
+        browser.send("PRIVMSG #kitchen :!start 99")
+        try browser.expect("the refusal") { $0.command == "NOTICE" && $0.params.last?.contains("99") == true }
+        let guesser = try server.connect()
+        guesser.send("PASS ann:wrong-guess")
+        guesser.send("NICK guess")
+        guesser.send("USER guess 0 * :g")
+        try guesser.expect(command: "464")
+
+        let scrape = try http(server, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(scrape.status, 200)
+        XCTAssertTrue(scrape.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = scrape.rest
+        for expected in [
+            #"chorus_connections{kind="websocket"} 1"#, #"chorus_connections{kind="tls"} 1"#,
+            "chorus_rooms 1", "chorus_lines_relayed_total 3", "chorus_failed_logins_total 1",
+            #"chorus_commands_total{command="job",outcome="ok"} 1"#, #"chorus_commands_total{command="start",outcome="refused"} 1"#,
+            #"chorus_tls_handshakes_total{listener="irc"} 1"#, "chorus_command_duration_seconds_count 2",
+            "chorus_writer_batch_size_count",
+        ] {
+            XCTAssertTrue(text.contains(expected), "missing \(expected) in:\n\(text)")
+        }
+        XCTAssertTrue(text.contains(#"chorus_tls_handshakes_total{listener="web"} "#), text)
+
+        XCTAssertTrue(IRCServer.isLoopback(try SocketAddress(ipAddress: "127.0.0.1", port: 1)))
+        XCTAssertTrue(IRCServer.isLoopback(try SocketAddress(ipAddress: "::1", port: 1)))
+        XCTAssertFalse(IRCServer.isLoopback(try SocketAddress(ipAddress: "10.1.2.3", port: 1)))
+        XCTAssertFalse(IRCServer.isLoopback(try SocketAddress(ipAddress: "2001:db8::1", port: 1)))
+        let closed = try webServer { $0.metrics = .off }
+        XCTAssertEqual(try http(closed, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status, 404)
+    }
+
     // MARK: Helpers
 
     struct HTTPAnswer {

@@ -32,7 +32,10 @@ extension IRCServer {
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
         // Once the batch has committed, its events and effects have been carried out (the asker's
         // own copies of the events wait in its reply, after the answer): then the answer.
+        let started = NIODeadline.now()
         reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret, links: reportLinks), for: reply)) { outcome in
+            self.metrics.commandLatency.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
+            self.metrics.commandRan(Bot.commandName(of: text) ?? "unknown", outcome: outcome.refused ? "refused" : "ok")
             for line in outcome.replies { self.answer(line, in: reply) }
         }
     }

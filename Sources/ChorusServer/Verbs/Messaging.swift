@@ -85,6 +85,7 @@ extension IRCServer {
                                         clientTags: Message.serializedTags(clientTags),
                                         audience: managersOnly ? [client.account?.key ?? ""] : nil))
                 }
+                if !isTagMsg { metrics.linesRelayed.increment() }
                 if isCommand { runCommand(text, in: room, reply: reply) }
             } else if target.hasPrefix("$") {
                 // $* : a server-wide notice from an operator.
@@ -106,6 +107,7 @@ extension IRCServer {
                     continue
                 }
                 if recipients(peer) { send(out, to: peer) }
+                if !isTagMsg { metrics.linesRelayed.increment() }
                 // To yourself with echo-message: the delivery and the (labeled) echo, both.
                 if echo { reply.add(out) }
                 if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }

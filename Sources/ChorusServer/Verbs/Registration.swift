@@ -237,7 +237,9 @@ extension IRCServer {
         checked.whenComplete { result in
             switch result {
             case .success: gate.succeeded(account: account)
-            case .failure(AccountError.wrongPassword): gate.failed(account: account, address: ip, at: self.now())
+            case .failure(AccountError.wrongPassword):
+                gate.failed(account: account, address: ip, at: self.now())
+                self.metrics.failedLogins.increment()
             case .failure: break
             }
         }

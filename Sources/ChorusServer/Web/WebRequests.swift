@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOTLS
 import NIOWebSocket
 
 /// A response of the web side: status, headers, body.
@@ -47,6 +48,11 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         idle?.cancel()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .handshakeCompleted = event as? TLSUserEvent { server.metrics.webHandshakes.increment() }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -96,7 +102,7 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
             return respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        server.webResponse(to: request).whenComplete { result in
+        server.webResponse(to: request, from: context.channel.remoteAddress).whenComplete { result in
             let (handler, context) = loopBound.value
             let response = (try? result.get()) ?? .text(.internalServerError, "Something went wrong; it is logged.")
             handler.respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)

@@ -5,7 +5,7 @@ import NIOHTTP1
 /// Every address the web side serves, in one place. `/socket` is taken by the WebSocket upgrade
 /// before a request gets here; what reaches it here is a request that could not be upgraded.
 extension IRCServer {
-    func webResponse(to request: HTTPRequestHead) -> EventLoopFuture<WebResponse> {
+    func webResponse(to request: HTTPRequestHead, from peer: SocketAddress?) -> EventLoopFuture<WebResponse> {
         let path = WebRequests.path(of: request.uri)
         switch path {
         case "/health":
@@ -16,6 +16,8 @@ extension IRCServer {
             return reportResponse(to: request, as: .svg)
         case "/report.csv":
             return reportResponse(to: request, as: .csv)
+        case "/metrics":
+            return loop.makeSucceededFuture(metricsResponse(for: peer))
         case "/client.json":
             return loop.makeSucceededFuture(webClientSettings())
         case "/socket":
@@ -25,6 +27,33 @@ extension IRCServer {
                 return loop.makeSucceededFuture(.text(.notFound, "There is nothing at \(path.prefix(200))."))
             }
             return loop.makeSucceededFuture(asset.response(to: request))
+        }
+    }
+
+    /// Prometheus's scrape: from this machine only, unless `metrics = any` says otherwise.
+    private func metricsResponse(for peer: SocketAddress?) -> WebResponse {
+        switch config.metrics {
+        case .off: return .text(.notFound, "There is nothing at /metrics.")
+        case .loopback where !(peer.map(IRCServer.isLoopback) ?? false):
+            return .text(.forbidden, "Metrics are served to this machine only (metrics = any in the config opens them).")
+        case .loopback, .any:
+            var counts: [ServerMetrics.ClientKind: Int] = [:]
+            for client in registry.clients.values where !client.closing {
+                let kind: ServerMetrics.ClientKind = !client.isTLS ? .plain
+                    : (try? client.channel.pipeline.syncOperations.handler(type: WebSocketLines.self)) != nil ? .websocket : .tls
+                counts[kind, default: 0] += 1
+            }
+            var response = WebResponse(status: .ok, body: ByteBuffer(bytes: metrics.exposition(connections: counts, rooms: rooms.count)))
+            response.headers.add(name: "Content-Type", value: "text/plain; version=0.0.4; charset=utf-8")
+            return response
+        }
+    }
+
+    static func isLoopback(_ address: SocketAddress) -> Bool {
+        switch address {
+        case .v4(let v4): return UInt32(bigEndian: v4.address.sin_addr.s_addr) >> 24 == 127
+        case .v6: return address.ipAddress == "::1" || address.ipAddress?.hasPrefix("::ffff:127.") == true
+        default: return false
         }
     }
 
