@@ -56,7 +56,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
         bench.progress = { "sent \(self.sent), events \(self.received), job \(self.jobID.map(String.init) ?? "none")" }
         // Bots are accounts: REGISTER logs each in (scrypt makes this take a moment per bot).
         for i in 0..<bots {
-            let c = try BenchConnection.connect(id: i, nick: "\(prefix)x\(i)", port: bench.port, tls: bench.tls,
+            let c = try BenchConnection.connect(id: i, nick: "\(prefix)x\(i)", port: bench.port, transport: bench.transport,
                                                 group: bench.group, sink: self).wait()
             bench.on {
                 self.connections.append(c)

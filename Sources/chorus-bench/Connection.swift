@@ -29,29 +29,39 @@ final class BenchConnection: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// `from`: a loopback address to connect from (127.0.0.2 …), so one machine can play many clients.
-    static func connect(id: Int, nick: String, port: Int, tls: NIOSSLContext?, group: EventLoopGroup, sink: LineSink,
+    /// Over WebSocket, the connection is ready once the upgrade is done.
+    static func connect(id: Int, nick: String, port: Int, transport: Transport, group: EventLoopGroup, sink: LineSink,
                         from: String? = nil) -> EventLoopFuture<BenchConnection> {
         let handler = BenchConnection(id: id, nick: nick, sink: sink)
-        var bootstrap = ClientBootstrap(group: group)
+        let loop = group.next()
+        let upgraded = loop.makePromise(of: Void.self)
+        var bootstrap = ClientBootstrap(group: loop)
         if let from, let address = try? SocketAddress(ipAddress: from, port: 0) { bootstrap = bootstrap.bind(to: address) }
         return bootstrap
             .channelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
             .channelOption(ChannelOptions.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 64 * 1024))
             .channelInitializer { channel in
                 do {
-                    if let tls {
+                    if let tls = transport.tlsContext {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: tls, serverHostname: nil))
                     }
-                    try channel.pipeline.syncOperations.addHandler(handler)
+                    if case .webSocket = transport {
+                        try addWebSocketUpgrade(to: channel, port: port, handler: handler, upgraded: upgraded)
+                    } else {
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                        upgraded.succeed(())
+                    }
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
             .connect(host: "127.0.0.1", port: port)
-            .map { channel in
+            .flatMap { channel in
                 handler.channel = channel
-                return handler
+                if case .webSocket = transport { requestUpgrade(on: channel, port: port) }
+                channel.closeFuture.whenComplete { _ in upgraded.fail(ChannelError.ioOnClosedChannel) }
+                return upgraded.futureResult.map { handler }
             }
     }
 

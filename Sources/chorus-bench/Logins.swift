@@ -53,7 +53,7 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
     }
 
     private func connectGuesser(_ id: Int, _ bench: Bench) {
-        BenchConnection.connect(id: id, nick: "\(prefix)g\(id)", port: bench.port, tls: bench.tls, group: bench.group, sink: self,
+        BenchConnection.connect(id: id, nick: "\(prefix)g\(id)", port: bench.port, transport: bench.transport, group: bench.group, sink: self,
                                 from: "127.0.0.\(2 + id % 64)").whenSuccess { c in
             c.send("CAP LS 302\r\nNICK \(c.nick)\r\nUSER g 0 * :guesser\r\nCAP REQ :sasl\r\n")
         }
@@ -63,7 +63,7 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
     private func measureLogins(_ bench: Bench, count: Int) throws -> [Double] {
         var times: [Double] = []
         for _ in 0..<count {
-            let c = try BenchConnection.connect(id: 0, nick: "\(prefix)me", port: bench.port, tls: bench.tls, group: bench.group,
+            let c = try BenchConnection.connect(id: 0, nick: "\(prefix)me", port: bench.port, transport: bench.transport, group: bench.group,
                                                 sink: self).wait()
             bench.on {
                 self.loginDone = 0
@@ -79,7 +79,7 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
     func run(_ bench: Bench, logins: Int) throws -> Figures {
         self.bench = bench
         bench.progress = { "guesses \(self.guesses), refused at once \(self.refusedAtOnce)" }
-        let me = try BenchConnection.connect(id: 0, nick: owner, port: bench.port, tls: bench.tls, group: bench.group, sink: self).wait()
+        let me = try BenchConnection.connect(id: 0, nick: owner, port: bench.port, transport: bench.transport, group: bench.group, sink: self).wait()
         bench.on { me.send("REGISTER \(self.owner) * owner-password-\(self.prefix)\r\n"); me.register() }
         try bench.wait("the account") { self.registered }
         me.send("QUIT\r\n")

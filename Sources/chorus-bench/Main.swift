@@ -21,6 +21,8 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "The server's process id.") var pid: Int32?
     @Option(help: "Start this chorusd binary for the run and stop it after.") var spawn: String?
     @Flag(help: "Connect with TLS.") var tls = false
+    @Flag(help: "Connect with IRC over WebSocket (TLS, /socket, text.ircv3.net), as a browser does; --port is the web port.")
+    var websocket = false
     @Option(help: "idle: connections.") var clients = 1000
     @Option(help: "idle: seconds the connections stay idle before the server's memory is read.") var settle = 1.0
     @Option(help: "fanout: members of the room.") var members = 100
@@ -44,11 +46,11 @@ struct ChorusBench: ParsableCommand {
             let server = try Spawn(spawn)
             spawned = server
             serverPID = server.process.processIdentifier
-            benchPort = tls ? server.tlsPort : server.plainPort
+            benchPort = websocket ? server.webPort : tls ? server.tlsPort : server.plainPort
         }
         defer { spawned?.stop() }
         guard let serverPID else { throw ValidationError("Give --pid of the server, or --spawn PATH-TO-CHORUSD") }
-        let bench = try Bench(port: benchPort, tls: tls, pid: serverPID, timeout: timeout)
+        let bench = try Bench(port: benchPort, tls: tls, webSocket: websocket, pid: serverPID, timeout: timeout)
         let figures: Figures
         switch scenario {
         case "idle":
@@ -67,7 +69,7 @@ struct ChorusBench: ParsableCommand {
         default:
             throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands or logins")
         }
-        figures.print(title: "\(scenario)\(tls ? " (TLS)" : "") against pid \(serverPID)")
+        figures.print(title: "\(scenario)\(websocket ? " (WebSocket)" : tls ? " (TLS)" : "") against pid \(serverPID)")
     }
 
     func raiseFileLimit() {
@@ -84,15 +86,16 @@ struct Spawn {
     let process: Process
     let plainPort: Int
     var tlsPort: Int { plainPort + 1 }
+    var webPort: Int { plainPort + 2 }
     let data: URL
 
     init(_ path: String) throws {
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
-        plainPort = 2 * Int.random(in: 10000..<16000)
+        plainPort = 3 * Int.random(in: 7000..<10000)
         data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
         do {
-            process = try Self.start(path, plain: plainPort, tls: plainPort + 1, data: data.path)
+            process = try Self.start(path, plain: plainPort, tls: plainPort + 1, web: plainPort + 2, data: data.path)
         } catch {
             try? FileManager.default.removeItem(at: data)
             throw error
@@ -105,10 +108,11 @@ struct Spawn {
         try? FileManager.default.removeItem(at: data)
     }
 
-    private static func start(_ path: String, plain: Int, tls: Int, data: String) throws -> Process {
+    private static func start(_ path: String, plain: Int, tls: Int, web: Int, data: String) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--no-limits"]
+        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--web", "127.0.0.1:\(web)",
+                       "--no-limits"]
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()

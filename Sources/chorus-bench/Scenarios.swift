@@ -8,22 +8,23 @@ final class Bench: @unchecked Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     var loop: EventLoop { group.next() }
     let port: Int
-    let tls: NIOSSLContext?
+    let transport: Transport
     let server: ServerProcess
     let deadline: Date
     /// What the running scenario has done so far, for the message when a wait times out.
     var progress: () -> String = { "" }
 
-    init(port: Int, tls: Bool, pid: Int32, timeout: Double) throws {
+    init(port: Int, tls: Bool, webSocket: Bool, pid: Int32, timeout: Double) throws {
         self.port = port
         self.server = ServerProcess(pid: pid)
         self.deadline = Date().addingTimeInterval(timeout)
-        if tls {
+        if tls || webSocket {
             var c = TLSConfiguration.makeClientConfiguration()
             c.certificateVerification = .none
-            self.tls = try NIOSSLContext(configuration: c)
+            let context = try NIOSSLContext(configuration: c)
+            self.transport = webSocket ? .webSocket(context) : .tls(context)
         } else {
-            self.tls = nil
+            self.transport = .plain
         }
     }
 
@@ -94,7 +95,7 @@ final class IdleScenario: LineSink, @unchecked Sendable {
             // Keep at most 100 handshakes in flight, as a crowd of real clients would.
             let batch = min(100, clients - started)
             let futures = (0..<batch).map { i in
-                BenchConnection.connect(id: started + i, nick: "idle\(started + i)", port: bench.port, tls: bench.tls, group: bench.group, sink: self)
+                BenchConnection.connect(id: started + i, nick: "idle\(started + i)", port: bench.port, transport: bench.transport, group: bench.group, sink: self)
             }
             for f in futures {
                 let c = try f.wait()
@@ -180,7 +181,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
 
     func run(_ bench: Bench, messages: Int, rate: Double?) throws -> Figures {
         for i in 0..<members {
-            let c = try BenchConnection.connect(id: i, nick: "fan\(i)", port: bench.port, tls: bench.tls, group: bench.group, sink: self).wait()
+            let c = try BenchConnection.connect(id: i, nick: "fan\(i)", port: bench.port, transport: bench.transport, group: bench.group, sink: self).wait()
             bench.on { self.connections.append(c); c.register() }
             if i % 100 == 99 { try bench.wait("joins") { self.joined >= i - 50 } }
         }
@@ -235,7 +236,7 @@ final class ChurnScenario: LineSink, @unchecked Sendable {
         guard let bench, started < total else { return }
         let id = started
         started += 1
-        BenchConnection.connect(id: id, nick: "churn\(id)", port: bench.port, tls: bench.tls, group: bench.group, sink: self)
+        BenchConnection.connect(id: id, nick: "churn\(id)", port: bench.port, transport: bench.transport, group: bench.group, sink: self)
             .whenComplete { result in
                 switch result {
                 case .success(let c): c.register()
