@@ -75,6 +75,9 @@ public enum Certificates {
         var tls = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
         tls.minimumTLSVersion = .tlsv12
         tls.cipherSuiteValues = tls12Ciphers
+        // Closing waits this long for the client's close_notify (swift-nio-ssl's default is 5 s): a
+        // client that does not answer (it stopped reading) held a stopping server that long.
+        tls.shutdownTimeout = .seconds(1)
         do {
             return try NIOSSLContext(configuration: tls)
         } catch {

@@ -35,6 +35,10 @@ def check(name, condition, detail=""):
     return bool(condition)
 
 
+def failed_yet(results):
+    return any(not ok for _, ok in results)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -44,17 +48,20 @@ def free_port():
 class IRCClient:
     """A line-based IRC client on plaintext TCP that keeps every line it reads."""
 
-    def __init__(self, port, nick, password):
+    def __init__(self, port, nick, password, register=True):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
         self.buffer = b""
         self.lines = []
         self.send("CAP LS 302")
+        if not register:
+            self.send(f"PASS {nick}:{password}")
         self.send(f"NICK {nick}")
         self.send(f"USER {nick} 0 * :TCP tester")
         self.send("CAP REQ :message-tags server-time draft/account-registration")
         self.wait_for(lambda l: " ACK " in l)
-        self.send(f"REGISTER {nick} * {password}")
-        self.wait_for(lambda l: "REGISTER SUCCESS" in l)
+        if register:
+            self.send(f"REGISTER {nick} * {password}")
+            self.wait_for(lambda l: "REGISTER SUCCESS" in l)
         self.send("CAP END")
         self.wait_for(lambda l: " 376 " in l or " 422 " in l)
 
@@ -87,21 +94,26 @@ class IRCClient:
         return None
 
 
+def start_server(data, plain, web):
+    server = subprocess.Popen([CHORUSD, "serve", "--data", data, "--tls", "off", "--plain", f"127.0.0.1:{plain}",
+                               "--web", f"127.0.0.1:{web}", "--name", "browser.test"],
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "chorusd.log"), "a"))
+    deadline = time.time() + WAIT
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", web), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.2)
+    return server
+
+
 def main():
     data = tempfile.mkdtemp(prefix="chorus-browser-")
     plain, web = free_port(), free_port()
-    server = subprocess.Popen([CHORUSD, "serve", "--data", data, "--tls", "off", "--plain", f"127.0.0.1:{plain}",
-                               "--web", f"127.0.0.1:{web}", "--name", "browser.test"],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "chorusd.log"), "w"))
+    server = start_server(data, plain, web)
     driver = None
     try:
-        deadline = time.time() + WAIT
-        while time.time() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", web), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.2)
 
         options = webdriver.ChromeOptions()
         for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--ignore-certificate-errors"]:
@@ -160,6 +172,21 @@ def main():
         check("the command box suggests commands from !help", any(b.text == "!done" for b in suggestions),
               [b.text for b in suggestions][:10])
 
+        driver.find_element(By.ID, "line").clear()
+
+        # The server restarts: the page reconnects by itself with its token, and what was said
+        # while it was away reaches it.
+        irc.sock.close()
+        server.terminate()
+        server.wait(timeout=10)
+        server = start_server(data, plain, web)
+        irc = IRCClient(plain, "sam", "sam-password-1", register=False)
+        irc.send("PRIVMSG #kitchen :said while the phone was away")
+        check("after a restart the page logs in again and catches up",
+              wait.until(lambda d: "said while the phone was away" in d.find_element(By.ID, "log").text))
+        check("nothing is shown twice after catching up",
+              driver.find_element(By.ID, "log").text.count("hello from irssi") == 1)
+
         width = driver.execute_script("return document.documentElement.scrollWidth")
         check("nothing is wider than a 375 px screen", width <= 375, width)
         driver.save_screenshot(SCREENSHOT)
@@ -170,13 +197,14 @@ def main():
             driver.save_screenshot(SCREENSHOT)
             for entry in driver.get_log("browser")[-10:]:
                 print("browser:", entry, flush=True)
+            print("page log:", driver.find_element(By.ID, "log").get_attribute("textContent")[-600:], flush=True)
     finally:
         if driver:
             driver.quit()
         server.terminate()
         server.wait(timeout=10)
         with open(os.path.join(data, "chorusd.log")) as log:
-            problems = [l for l in log if " error " in l or "warning" in l]
+            problems = [l for l in log if " error " in l or "warning" in l or failed_yet(results)]
         if problems:
             print("chorusd said:\n" + "".join(problems[-10:]), flush=True)
         shutil.rmtree(data, ignore_errors=True)

@@ -108,7 +108,9 @@ function connect() {
   socket.onclose = () => {
     if (state.socket !== socket) return;
     state.socket = null;
-    for (const c of state.conversations.values()) c.joined = false;
+    // Requests that were on the way are lost with the connection: asked again after the next JOIN.
+    for (const c of state.conversations.values()) { c.joined = false; c.loading = false; }
+    state.batches.clear();
     if (state.stayOut || !state.credentials) return;
     // Back off 1, 2, 4 … 30 seconds, with jitter, so a restarting server is not stampeded.
     const delay = Math.min(30, 2 ** state.retry) * (0.75 + Math.random() / 2);
@@ -163,14 +165,14 @@ const handlers = {
     if (m.params[0] === 'REGISTER') loginFailed(m.params.at(-1));
     else info(current(), m.params.at(-1));
   },
-  ERROR: (m) => {
-    if (!state.registered) loginFailed(m.params[0]);
-  },
+  // The server closes the connection (shutting down, a timeout): the socket's close retries.
+  ERROR: (m) => setStatus(m.params[0] || 'disconnected'),
   '001': (m) => {
     state.registered = true;
     state.retry = 0;
     state.me = m.params[0];
     state.account = state.credentials.account;
+    state.mode = 'login';  // the account exists now: a reconnection logs in
     setStatus('');
     showApp();
     if (state.wantsToken) requestToken();
