@@ -43,6 +43,7 @@ extension IRCServer {
         try TLSBuffers.noting(owner: id) {
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
         }
+        try channel.pipeline.syncOperations.addHandler(WriteCoalescer())
         let requests = WebRequests(server: self)
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Limits.maxInputLine,

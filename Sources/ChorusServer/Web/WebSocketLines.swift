@@ -126,7 +126,8 @@ final class WebSocketLines: ChannelDuplexHandler {
 
     // MARK: Out
 
-    /// The client writes whole lines, each ending in CR LF, one or many to a buffer.
+    /// The client writes whole lines, each ending in CR LF, one or many to a buffer (often a
+    /// broadcast's bytes, shared by every member).
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         guard !closed else {
             promise?.fail(ChannelError.ioOnClosedChannel)
@@ -134,24 +135,21 @@ final class WebSocketLines: ChannelDuplexHandler {
         }
         var bytes = unwrapOutboundIn(data)
         let opcode: WebSocketOpcode = mode == .binary ? .binary : .text
-        var frames: [WebSocketFrame] = []
-        while let newline = bytes.readableBytesView.firstIndex(of: UInt8(ascii: "\n")) {
-            var length = newline - bytes.readerIndex
-            let end = length + 1
-            if length > 0 && bytes.readableBytesView[newline - 1] == UInt8(ascii: "\r") { length -= 1 }
-            frames.append(WebSocketFrame(fin: true, opcode: opcode, data: bytes.getSlice(at: bytes.readerIndex, length: length)!))
-            bytes.moveReaderIndex(forwardBy: end)
-        }
-        if bytes.readableBytes > 0 {
-            frames.append(WebSocketFrame(fin: true, opcode: opcode, data: bytes))
-        }
         wroteSinceCheck = true
-        guard let last = frames.popLast() else {
+        guard bytes.readableBytes > 0 else {
             promise?.succeed(())
             return
         }
-        for frame in frames { context.write(wrapOutboundOut(frame), promise: nil) }
-        context.write(wrapOutboundOut(last), promise: promise)
+        while bytes.readableBytes > 0 {
+            let newline = bytes.readableBytesView.firstIndex(of: UInt8(ascii: "\n"))
+            var length = (newline ?? bytes.writerIndex) - bytes.readerIndex
+            let end = newline == nil ? length : length + 1
+            if length > 0 && bytes.getInteger(at: bytes.readerIndex + length - 1, as: UInt8.self) == UInt8(ascii: "\r") { length -= 1 }
+            let frame = WebSocketFrame(fin: true, opcode: opcode, data: bytes.getSlice(at: bytes.readerIndex, length: length)!)
+            bytes.moveReaderIndex(forwardBy: end)
+            // The write's promise goes with its last frame.
+            context.write(wrapOutboundOut(frame), promise: bytes.readableBytes == 0 ? promise : nil)
+        }
     }
 
     /// The server closes the connection (after its `ERROR` line): a close frame goes first.
