@@ -220,7 +220,8 @@ public final class IRCServer: @unchecked Sendable {
     /// takes one more read per 128 bytes (at 512, 384 bytes more per idle TLS connection).
     static let tlsReadSizes = FixedSizeRecvByteBufferAllocator(capacity: 128)
 
-    private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
+    /// A listener's bootstrap; `setUp` builds each accepted connection's pipeline.
+    func serverBootstrap(_ setUp: @escaping @Sendable (Channel) throws -> Void) -> ServerBootstrap {
         ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -228,33 +229,39 @@ public final class IRCServer: @unchecked Sendable {
             // no connection waits for Nagle's timer and none pays a syscall of its own for it.
             // (ServerBootstrap sets it by default too; said here because the tests rely on it.)
             .serverChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { [unowned self] channel in
+            .childChannelInitializer { channel in
                 do {
-                    // Set here rather than with `childChannelOption`, which applies each option
-                    // through a chain of futures: 31k instructions per connection, 6 % of a
-                    // registration's (callgrind), against a few hundred for these calls.
-                    guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
-                    try options.setOption(ChannelOptions.writeBufferWaterMark,
-                                          value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
-                    if tls == nil {
-                        try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
-                    } else {
-                        try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
-                    }
-                    let id = IRCServer.nextConnectionID()
-                    if let tls {
-                        // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
-                        try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
-                        try TLSBuffers.noting(owner: id) {
-                            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-                        }
-                    }
-                    try channel.pipeline.syncOperations.addHandler(Client(server: self, id: id, channel: channel, isTLS: tls != nil))
+                    try setUp(channel)
                     return channel.eventLoop.makeSucceededVoidFuture()
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
             }
+    }
+
+    private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
+        serverBootstrap { [unowned self] channel in
+            // Set here rather than with `childChannelOption`, which applies each option
+            // through a chain of futures: 31k instructions per connection, 6 % of a
+            // registration's (callgrind), against a few hundred for these calls.
+            guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
+            try options.setOption(ChannelOptions.writeBufferWaterMark,
+                                  value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
+            if tls == nil {
+                try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
+            } else {
+                try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
+            }
+            let id = IRCServer.nextConnectionID()
+            if let tls {
+                // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
+                try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
+                try TLSBuffers.noting(owner: id) {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                }
+            }
+            try channel.pipeline.syncOperations.addHandler(Client(server: self, id: id, channel: channel, isTLS: tls != nil))
+        }
     }
 
     // MARK: Connections

@@ -20,18 +20,7 @@ extension IRCServer {
     }()
 
     func webBootstrap(tls: NIOSSLContext) -> ServerBootstrap {
-        ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 1024)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { [unowned self] channel in
-                do {
-                    try setUpWebConnection(channel, tls: tls)
-                    return channel.eventLoop.makeSucceededVoidFuture()
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
-                }
-            }
+        serverBootstrap { [unowned self] channel in try setUpWebConnection(channel, tls: tls) }
     }
 
     private func setUpWebConnection(_ channel: Channel, tls: NIOSSLContext) throws {
