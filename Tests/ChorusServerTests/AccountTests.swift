@@ -58,7 +58,7 @@ final class AccountTests: XCTestCase {
         try bob.expect(command: "REGISTER", "SUCCESS", "bob")
         try bob.expect(command: "900")
         bob.send("PRIVMSG #den :!jobs")
-        try bob.expect(command: "NOTICE", "bob", "No jobs match in #den.")
+        try bob.expect(command: "NOTICE", "#den", "No jobs match in #den.")
         bob.close()
 
         let back = try server.connect()

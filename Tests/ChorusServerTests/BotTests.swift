@@ -49,7 +49,7 @@ final class BotTests: XCTestCase {
         mona.send("@label=L2 PRIVMSG #shop :!show 1")
         let open = try mona.expect(command: "BATCH")
         XCTAssertEqual(open.tag("label"), "L2")
-        let inBatch = try mona.expect(command: "NOTICE", "mona")
+        let inBatch = try mona.expect(command: "NOTICE", "#shop")
         XCTAssertEqual(inBatch.tag("batch"), String(open.params[0].dropFirst()))
 
         mel.send("PRIVMSG #shop :!done 1")
@@ -175,7 +175,7 @@ final class BotTests: XCTestCase {
         try max.expect(command: "KICK")
         try max.expect("out of rotation") { $0.params.last == "mel is out of the sweep rotation: max" }
         max.send("PRIVMSG #shop :!turn sweep")
-        let turn = try max.expect(command: "NOTICE", "max")
+        let turn = try max.expect(command: "NOTICE", "#shop")
         XCTAssertTrue(turn.params[1].contains("max"), turn.params[1])
     }
 
@@ -223,7 +223,7 @@ final class BotTests: XCTestCase {
         let names = try back.expect(command: "353")
         XCTAssertTrue(names.params.last?.contains("@mel") == true, "a manager again after logging in: \(names.params)")
         back.send("PRIVMSG #shop :!assign 1 mona")
-        let answer = try back.expect(command: "NOTICE", "mel")
+        let answer = try back.expect(command: "NOTICE", "#shop")
         XCTAssertFalse(answer.params[1].contains("for the room's managers"), answer.params[1])
     }
 
@@ -232,7 +232,7 @@ final class BotTests: XCTestCase {
         let mona = try login("mona", caps: ["account-tag"])
         try mona.join("#shop")
         mona.send("PRIVMSG #shop :!jobs")
-        let answer = try mona.expect(command: "NOTICE", "mona")
+        let answer = try mona.expect(command: "NOTICE", "#shop")
         XCTAssertEqual(answer.tag("account"), "Chorus")
         mona.send("PRIVMSG #shop :!job add Count the till")
         let event = try mona.expect(command: "NOTICE", "#shop")
@@ -263,7 +263,7 @@ final class BotTests: XCTestCase {
         try mona.expect("ask") { $0.params.last?.contains("ask 2") == true }
         // Approving ask 2 (not a reassignment) with @max is refused as a whole: the ask stays open.
         mona.send("PRIVMSG #shop :!approve 2 @max")
-        try mona.expect(command: "NOTICE", "mona", "@nick names who takes over a job; ask 2 is not a reassignment")
+        try mona.expect(command: "NOTICE", "#shop", "@nick names who takes over a job; ask 2 is not a reassignment")
         mona.send("PRIVMSG #shop :!asks")
         let open = try mona.collect(until: { $0.params.last?.contains("more work") == true })
         XCTAssertTrue(open.contains { $0.params.last?.contains("2. mel asks for more work") == true })
@@ -301,7 +301,7 @@ final class BotTests: XCTestCase {
         try mona.expect(command: "NOTICE", "#shop")
         for command in ["!show 1", "!comment 1 hello", "!done 1", "!activity 1", "!assign 1 oz", "!photo 1 https://x.example/a.png"] {
             oz.send("PRIVMSG #elsewhere :\(command)")
-            let answer = try oz.expect(command: "NOTICE", "oz")
+            let answer = try oz.expect(command: "NOTICE", "#elsewhere")
             XCTAssertEqual(answer.params[1], "There is no job 1 that you can see", command)
         }
         oz.send("PRIVMSG Chorus :!jobs #shop")
@@ -358,12 +358,27 @@ final class BotTests: XCTestCase {
         try back.expect("turn reminder") { $0.command == "NOTICE" && $0.params == ["mel", $0.params[1]] && $0.params[1].hasPrefix("It is mel's turn for dishes") }
     }
 
+    func testTheAnswerToARoomCommandShowsInThatRoomForTheAskerAlone() throws {
+        let mona = try login("mona"), mel = try login("mel")
+        try mona.join("#shop")
+        try mel.join("#shop")
+        mona.send("PRIVMSG #shop :!jobs")
+        let answer = try mona.expect(command: "NOTICE", "#shop", "No jobs match in #shop.")
+        XCTAssertTrue(answer.source?.hasPrefix("Chorus!") == true)
+        XCTAssertNil(answer.tag("chorus/event"), "an answer is not an event")
+        XCTAssertFalse(mel.drain(for: 0.3).contains { $0.command == "NOTICE" && $0.params.last == "No jobs match in #shop." },
+                       "the other members do not get it")
+        // In private, the answer comes in private.
+        mona.send("PRIVMSG Chorus :!jobs #shop")
+        try mona.expect(command: "NOTICE", "mona", "No jobs match in #shop.")
+    }
+
     func testPrivateCommandsGuestsAndEchoOff() throws {
         let guest = try server.connect()
         try guest.register("guest")
         try guest.join("#open")
         guest.send("PRIVMSG #open :!jobs")
-        let refusal = try guest.expect(command: "NOTICE", "guest")
+        let refusal = try guest.expect(command: "NOTICE", "#open")
         XCTAssertTrue(refusal.params[1].hasPrefix("Log in to use commands"))
 
         let mona = try login("mona")
@@ -392,7 +407,7 @@ final class BotTests: XCTestCase {
         mona.send("PRIVMSG #temp :!job add Pack up")
         try mel.expect(command: "NOTICE", "#temp")
         mel.send("PRIVMSG #temp :!room close")
-        try mel.expect(command: "NOTICE", "mel", "Only the room's managers can close it")
+        try mel.expect(command: "NOTICE", "#temp", "Only the room's managers can close it")
         mona.send("PRIVMSG #temp :!room close")
         let kick = try mel.expect(command: "KICK", "#temp", "mel")
         XCTAssertTrue(kick.params[2].contains("Room closed"))

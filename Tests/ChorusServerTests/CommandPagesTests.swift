@@ -90,7 +90,12 @@ final class CommandPagesTests: XCTestCase {
                     try clients[viewer]!.take(location) { $0.command == "NOTICE" && $0.params == ["#kitchen", text] }
                 } else {
                     guard let c = clients[who] else { return XCTFail("\(location): unknown recipient") }
-                    try c.take(location) { $0.command == "NOTICE" && $0.params == [who, text] && $0.source?.hasPrefix("Chorus!") == true }
+                    // What Chorus tells one person: an answer to a command typed in the room comes
+                    // addressed to the room (to them alone, without an event's tags), the rest to them.
+                    try c.take(location) { m in
+                        m.command == "NOTICE" && m.source?.hasPrefix("Chorus!") == true
+                            && (m.params == [who, text] || (m.params == ["#kitchen", text] && !m.tags.contains { $0.key == "chorus/event" }))
+                    }
                 }
             } else {
                 XCTFail("\(location): not a session line")

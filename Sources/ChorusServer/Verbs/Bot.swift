@@ -15,7 +15,7 @@ extension IRCServer {
     func runCommand(_ text: String, in room: LiveRoom?, reply: Reply) {
         let client = reply.client
         guard let account = client.account else {
-            return answer("Log in to use commands: REGISTER <name> * <password> makes an account; SASL or PASS logs in.", in: reply)
+            return answer("Log in to use commands: REGISTER <name> * <password> makes an account; SASL or PASS logs in.", in: reply, room: room?.name)
         }
         var myRooms: [String: String] = [:]
         for live in rooms.values where live.memberships[account.key] != nil { myRooms[live.key] = live.name }
@@ -36,14 +36,21 @@ extension IRCServer {
         reply.wait(forCommand: perform(BotLine(text, invocation, newSecret: newSecret, links: reportLinks), for: reply)) { outcome in
             self.metrics.commandLatency.recordNanoseconds((NIODeadline.now() - started).nanoseconds)
             self.metrics.commandRan(Bot.commandName(of: text) ?? "unknown", outcome: outcome.refused ? "refused" : "ok")
-            for line in outcome.replies { self.answer(line, in: reply) }
+            for line in outcome.replies { self.answer(line, in: reply, room: room?.name) }
         }
     }
 
     /// A line from the bot to the asker alone, with the same `account` tag as its room events.
-    private func answer(_ line: String, in reply: Reply) {
-        reply.add(Outgoing(Message(source: serviceSource, "NOTICE", [reply.client.nick, line]), time: now(), account: config.serviceNick,
-                           overlong: .split))
+    ///
+    /// The answer to a command typed in a room is addressed to the room and sent to the asker
+    /// alone, so that it shows in the room's window in every client (irssi, WeeChat, HexChat and
+    /// the web client alike: `-Chorus:#kitchen- …`), next to the question. A private answer with
+    /// `+draft/channel-context`, as Ergo's services send, reaches the room's window only in the
+    /// clients that know the tag; the others show it in their status window, away from the
+    /// conversation. Answers carry no `chorus/event` tag: that tells them from the room's events.
+    private func answer(_ line: String, in reply: Reply, room: String? = nil) {
+        reply.add(Outgoing(Message(source: serviceSource, "NOTICE", [room ?? reply.client.nick, line]), time: now(),
+                           account: config.serviceNick, overlong: .split))
     }
 
     /// Runs `command` through the Workspace; its outcome comes back on the loop, with its events
