@@ -188,8 +188,17 @@ struct AccountCommand: ParsableCommand {
         return line
     }
 
-    static func accounts(_ options: DataOptions) throws -> Accounts {
+    /// The accounts of the data folder the options name. Only `add` may make a database where
+    /// there is none: a mistyped `--data` must not quietly look like a server with no accounts.
+    static func accounts(_ options: DataOptions, mayCreate: Bool = false) throws -> Accounts {
         let settings = try options.load()
+        if !FileManager.default.fileExists(atPath: settings.databasePath) {
+            guard mayCreate else {
+                throw ValidationError("There is no Chorus database at \(settings.databasePath): give --data with the server's data "
+                    + "folder (or --config with its config file). `chorusd account add` makes one in a new folder.")
+            }
+            FileHandle.standardError.write("making a new data folder at \(settings.dataDirectory)\n".data(using: .utf8)!)
+        }
         return Accounts(store: try options.openStore(settings), hasher: PasswordHasher(logRounds: settings.passwordCost),
                         minimumPasswordLength: settings.passwordMinLength)
     }
@@ -202,7 +211,7 @@ struct AccountCommand: ParsableCommand {
         @Option(help: "Password (read from standard input when left out).") var password: String?
 
         func run() throws {
-            let account = try AccountCommand.accounts(options).register(
+            let account = try AccountCommand.accounts(options, mayCreate: true).register(
                 name: name, password: try AccountCommand.readPassword(password), email: email)
             print("created account \(account.name)")
         }
