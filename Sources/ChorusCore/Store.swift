@@ -30,6 +30,15 @@ public protocol Store: Sendable {
     func deleteToken(_ id: Int64, of account: String) throws -> Bool
     func noteTokenUse(_ id: Int64, at time: Date) throws
 
+    // What each account has seen (keys: `Account.key`)
+    /// When the account's last connection ended; nil if none has.
+    func lastSeen(of account: String) throws -> Date?
+    func setLastSeen(of account: String, at time: Date) throws
+    /// The time of the last line the account has read in `target` (a room's key, a folded nick).
+    func readMarker(of account: String, in target: String) throws -> Date?
+    /// Moves the marker forward (never back); returns the marker as stored after.
+    func markRead(of account: String, in target: String, at time: Date) throws -> Date
+
     // Rooms and memberships
     func allRooms() throws -> [Room]
     /// The display name of the room with key `key` (`#Kitchen` for `#kitchen`), nil if there is none.

@@ -305,9 +305,12 @@ public final class IRCServer: @unchecked Sendable {
         releaseHeldLines(of: client)
         guard client.registered else { return }
         monitoredOffline(nick: client.nick, key: client.nickKey)
-        // The account's last connection: a running timer notes when, to ask at the next login.
+        // The account's last connection: a running timer notes when, to ask at the next login, and
+        // the next login replays what was said from now on.
         if let account = client.account, registry.connections(ofAccount: account.key).isEmpty {
-            workspace.run(TimeDeparture(account.name, at: now()))
+            let t = now()
+            workspace.run(TimeDeparture(account.name, at: t))
+            persist("when \(account.name) was last seen") { try $0.setLastSeen(of: account.key, at: t) }
         }
         let quit = Outgoing(Message(source: client.prefix, "QUIT", [reason]), time: now(), account: client.accountName)
         broadcast(quit, to: peers(of: client), except: client)

@@ -182,6 +182,8 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
             try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM account_tokens WHERE account = ?", arguments: [Account.key(name)])
             try db.run(sql: "DELETE FROM contractors WHERE account_key = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM account_presence WHERE account_key = ?", arguments: [Account.key(name)])
+            try db.run(sql: "DELETE FROM read_markers WHERE account_key = ?", arguments: [Account.key(name)])
             forgetAll()
             return deleted
         }

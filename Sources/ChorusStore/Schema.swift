@@ -344,6 +344,20 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v14: what each account has seen") { db in
+            try db.execute(sql: """
+                CREATE TABLE account_presence (
+                  account_key TEXT PRIMARY KEY,
+                  last_seen INTEGER NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE read_markers (
+                  account_key TEXT NOT NULL,
+                  target TEXT NOT NULL,
+                  at INTEGER NOT NULL,
+                  PRIMARY KEY (account_key, target)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -124,6 +124,54 @@ final class HistoryTests: XCTestCase {
         XCTAssertEqual(played, ((sent - limit + 1)...sent).map { "line \($0)" })
     }
 
+    /// A login replays what the account missed since its last connection ended, not the same last
+    /// lines each time; at most `history-replay` of them, saying when earlier ones are left out.
+    /// A second connection while another reads the room is replayed nothing.
+    func testALoginReplaysOnlyWhatTheAccountMissed() throws {
+        let server = try TestServer { $0.historyReplayLines = 3 }
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("ben", "ben-password")
+        let ann = try server.connect(as: "ann")
+        try ann.join("#log")
+        var ben = try server.connect(as: "ben")
+        try ben.join("#log")
+        ann.send("PRIVMSG #log :seen by ben")
+        try ben.expect(command: "PRIVMSG", "#log", "seen by ben")
+        usleep(5_000)  // a line of the very millisecond ben leaves is replayed too (none is lost)
+        ben.close()
+        try ann.expect(command: "QUIT")
+        ann.send("PRIVMSG #log :missed 1")
+        ann.send("PRIVMSG #log :missed 2")
+        ann.send("PING sent")
+        try ann.expect(command: "PONG")
+
+        ben = try server.connect(as: "ben")
+        let first = try ben.collect(until: { $0.params.last?.hasSuffix("missed 2") == true }).filter { $0.command == "PRIVMSG" }
+        XCTAssertEqual(first.map { $0.params[1].replacingOccurrences(of: #"^\[[^\]]*\] "#, with: "", options: .regularExpression) },
+                       ["missed 1", "missed 2"])
+        // Nothing new: the next login replays nothing.
+        ben.close()
+        try ann.expect(command: "QUIT")
+        ben = try server.connect(as: "ben")
+        XCTAssertFalse(ben.drain(for: 0.4).contains { $0.command == "PRIVMSG" }, "nothing was missed")
+
+        // More missed than replayed: the latest three, after a note that earlier ones were left out.
+        ben.close()
+        try ann.expect(command: "QUIT")
+        for i in 1...5 { ann.send("PRIVMSG #log :away \(i)") }
+        ann.send("PING sent2")
+        try ann.expect(command: "PONG")
+        ben = try server.connect(as: "ben")
+        let lines = try ben.collect(until: { $0.params.last?.hasSuffix("away 5") == true })
+        XCTAssertTrue(lines.contains { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Earlier lines of #log are not replayed") == true })
+        XCTAssertEqual(lines.filter { $0.command == "PRIVMSG" }.count, 3)
+
+        // A second connection of ben's, while the first reads the room: nothing to catch up on.
+        let phone = try server.connect(as: "ben", nick: "ben_phone")
+        try phone.expect(command: "JOIN", "#log")
+        XCTAssertFalse(phone.drain(for: 0.4).contains { $0.command == "PRIVMSG" })
+    }
+
     /// Without `draft/chathistory`, a join replays the latest lines: in a `chathistory` batch with
     /// their own stamps for a client with `batch` and `server-time`, stamped in the text otherwise.
     func testJoinReplaysTheLatestLines() throws {

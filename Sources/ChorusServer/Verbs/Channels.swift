@@ -107,7 +107,17 @@ extension IRCServer {
     }
 
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
-    func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply) {
+    /// What a client entering a room is replayed (clients without `draft/chathistory`).
+    enum Replay {
+        /// The room's last lines: a join.
+        case latest
+        /// What the account has not seen, since its last connection ended: a login's return.
+        case unseen
+        /// Nothing: another connection of the account was reading the room all along.
+        case none
+    }
+
+    func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply, replay: Replay = .latest) {
         room.add(client, status: status)
         client.rooms.append(room)
         let t = now(), source = client.prefix
@@ -125,18 +135,20 @@ extension IRCServer {
             reply.numeric(.topicWhoTime, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0)))
         }
         sendNames(room, to: reply)
-        replayHistory(room, to: client)
+        replayHistory(room, to: client, replay)
     }
 
-    /// After login: back into every room the account is remembered in.
+    /// After login: back into every room the account is remembered in, replayed what the account
+    /// missed while none of its connections was there.
     func rejoinRooms(_ client: Client, reply: Reply) {
         guard let accountKey = client.account?.key else { return }
+        let replay: Replay = registry.connections(ofAccount: accountKey).contains { $0 !== client } ? .none : .unseen
         for room in rooms.values.sorted(by: { $0.room.createdAt < $1.room.createdAt }) {
             guard let m = room.memberships[accountKey], !room.contains(client) else { continue }
             var status: LiveRoom.Status = []
             if m.role == .manager { status.insert(.op) }
             if m.voiced { status.insert(.voice) }
-            enter(room, client, status: status, reply: reply)
+            enter(room, client, status: status, reply: reply, replay: replay)
         }
     }
 
@@ -167,17 +179,26 @@ extension IRCServer {
         rejoinRooms(client, reply: reply)
     }
 
-    /// The last lines of a room for a client that cannot ask for them (no `draft/chathistory`).
-    private func replayHistory(_ room: LiveRoom, to client: Client) {
-        guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory) else { return }
+    /// A room's lines for a client that cannot ask for them (no `draft/chathistory`): its last
+    /// lines, or those the account has not seen, at most `history-replay` of them.
+    private func replayHistory(_ room: LiveRoom, to client: Client, _ replay: Replay) {
+        guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory), replay != .none else { return }
         let key = room.key, limit = config.historyReplayLines, reader = room.historyReader(for: client)
+        let account = replay == .unseen ? client.account?.key : nil
         // Lines said from now on reach the client after the replay, not in the middle of it. The
         // read sees exactly the lines before the join: the writer runs in order, and later lines
         // are written after this read.
         replayReading(for: client)
-        readAfterWrites { try $0.history(of: key, .latest(after: nil, limit: limit), reader: reader) }.whenComplete { result in
+        readAfterWrites { store -> (entries: [HistoryEntry], more: Bool) in
+            // One line more than replayed tells whether earlier ones were left out.
+            // From the millisecond the last connection ended, that one included: a line said in
+            // it may come twice, but none is lost.
+            let since = try account.flatMap { try store.lastSeen(of: $0) }?.addingTimeInterval(-0.001)
+            let entries = try store.history(of: key, .latest(after: since.map { .time($0) }, limit: limit + 1), reader: reader)
+            return (Array(entries.suffix(limit)), entries.count > limit)
+        }.whenComplete { result in
             defer { self.replayRead(for: client) }
-            guard case .success(let entries) = result, !entries.isEmpty, !client.closing, room.contains(client) else { return }
+            guard case .success(let (entries, more)) = result, !entries.isEmpty, !client.closing, room.contains(client) else { return }
             let caps = client.caps
             let stamp = !caps.contains(.serverTime)
             let batch = caps.contains(.batch) ? client.nextBatchID() : nil
@@ -187,6 +208,11 @@ extension IRCServer {
             if let batch {
                 Outgoing(Message(source: self.name, "BATCH", ["+" + batch, "chathistory", room.name]), time: self.now())
                     .write(for: caps, to: &out)
+            }
+            if more {
+                let note = "Earlier lines of \(room.name) are not replayed here: a client with draft/chathistory, or the web client, shows them."
+                Outgoing(Message(source: self.name, "NOTICE", [room.name, note]), time: entries[0].time)
+                    .write(for: caps, batch: batch, to: &out)
             }
             for e in entries {
                 Outgoing(replaying: e, to: e.target, stampingText: stamp).write(for: caps, batch: batch, to: &out)
