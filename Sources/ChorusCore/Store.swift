@@ -38,6 +38,7 @@ public protocol Store: Sendable {
     func readMarker(of account: String, in target: String) throws -> Date?
     /// Moves the marker forward (never back); returns the marker as stored after.
     func markRead(of account: String, in target: String, at time: Date) throws -> Date
+    func allReadMarkers() throws -> [(account: String, target: String, at: Date)]
 
     // Rooms and memberships
     func allRooms() throws -> [Room]

@@ -22,6 +22,7 @@ struct Caps: OptionSet, Hashable {
     static let userhostInNames = Caps(rawValue: 1 << 17)
     static let chghost = Caps(rawValue: 1 << 18)
     static let extendedMonitor = Caps(rawValue: 1 << 19)
+    static let readMarker = Caps(rawValue: 1 << 20)
 
     /// Name, bit, and the value advertised with `CAP LS 302` (nil: no value).
     static let all: [(name: String, cap: Caps, value: String?)] = [
@@ -32,6 +33,7 @@ struct Caps: OptionSet, Hashable {
         ("cap-notify", .capNotify, nil),
         ("draft/account-registration", .accountRegistration, "before-connect,custom-account-name"),
         ("draft/chathistory", .chathistory, nil),
+        ("draft/read-marker", .readMarker, nil),
         ("echo-message", .echoMessage, nil),
         ("extended-join", .extendedJoin, nil),
         ("extended-monitor", .extendedMonitor, nil),

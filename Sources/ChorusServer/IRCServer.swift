@@ -64,6 +64,8 @@ public final class IRCServer: @unchecked Sendable {
     /// Keys of all accounts, so the nick reservation check needs no database read per connection.
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []
+    /// Every account's read markers (`Verbs/ReadMarker.swift`): account key → folded target → time.
+    var readMarkers: [String: [String: Date]] = [:]
 
     /// Clients with output gathered this loop turn, and whether their flush is scheduled (`IRCServer+Output`).
     var dirty: [Client] = []
@@ -127,8 +129,10 @@ public final class IRCServer: @unchecked Sendable {
         let memberships = try store.allMemberships()
         let settings = try storedRooms.map { try store.roomSettings($0.key) }
         let keys = try store.accountKeys()
+        let markers = try store.allReadMarkers()
         try loop.submit {
             self.accountKeys = Set(keys)
+            for marker in markers { self.readMarkers[marker.account, default: [:]][marker.target] = marker.at }
             for (room, s) in zip(storedRooms, settings) {
                 let live = LiveRoom(room: room)
                 live.apply(s)

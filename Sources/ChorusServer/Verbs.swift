@@ -57,6 +57,7 @@ enum Verbs {
         "TIME": Verb(0, IRCServer.handleTime),
         // History (Verbs/History.swift)
         "CHATHISTORY": Verb(1, IRCServer.handleChathistory),
+        "MARKREAD": Verb(0, IRCServer.handleMarkread),
         // Operators (Verbs/Operators.swift)
         "OPER": Verb(2, IRCServer.handleOper),
         "KILL": Verb(2, IRCServer.handleKill),

@@ -28,6 +28,12 @@ extension SQLiteStore {
         }
     }
 
+    public func allReadMarkers() throws -> [(account: String, target: String, at: Date)] {
+        try db.read { db in
+            try Row.fetchAll(db, sql: "SELECT account_key, target, at FROM read_markers").map { ($0[0], $0[1], Millis.date($0[2])) }
+        }
+    }
+
     public func markRead(of account: String, in target: String, at time: Date) throws -> Date {
         try db.write { db in
             try db.run(sql: """

@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusIRC
+@testable import ChorusServer
 import XCTest
 
 final class HistoryTests: XCTestCase {
@@ -170,6 +171,52 @@ final class HistoryTests: XCTestCase {
         let phone = try server.connect(as: "ben", nick: "ben_phone")
         try phone.expect(command: "JOIN", "#log")
         XCTAssertFalse(phone.drain(for: 0.4).contains { $0.command == "PRIVMSG" })
+    }
+
+    /// `draft/read-marker`: a marker set on one client reaches the account's others, never goes
+    /// back, is named on JOIN before the end of NAMES, and outlives a restart.
+    func testReadMarkersFollowTheAccountAcrossClients() throws {
+        let server = try TestServer()
+        try server.addAccount("ann", "ann-password")
+        let caps = ["draft/read-marker", "server-time", "message-tags"]
+        let desk = try server.connect(as: "ann", caps: caps)
+        desk.send("JOIN #log")
+        let joined = try desk.collect(until: { $0.command == "366" })
+        let markIndex = joined.firstIndex { $0.command == "MARKREAD" }, namesEnd = joined.firstIndex { $0.command == "366" }
+        XCTAssertEqual(joined[try XCTUnwrap(markIndex)].params, ["#log", "*"], "nothing read yet")
+        XCTAssertLessThan(markIndex!, namesEnd!, "named before the end of NAMES")
+        let phone = try server.connect(as: "ann", nick: "ann_phone", caps: caps)
+        try phone.expect(command: "MARKREAD", "#log", "*")
+
+        desk.send("MARKREAD #log timestamp=2026-11-25T10:00:00.000Z")
+        try desk.expect(command: "MARKREAD", "#log", "timestamp=2026-11-25T10:00:00.000Z")
+        try phone.expect(command: "MARKREAD", "#log", "timestamp=2026-11-25T10:00:00.000Z")
+        // Older: the stored one comes back, and the phone hears nothing.
+        phone.send("MARKREAD #log timestamp=2026-11-25T09:00:00.000Z")
+        try phone.expect(command: "MARKREAD", "#log", "timestamp=2026-11-25T10:00:00.000Z")
+        XCTAssertFalse(desk.drain(for: 0.3).contains { $0.command == "MARKREAD" })
+        // In the future: no later than now.
+        phone.send("MARKREAD #LOG timestamp=2999-01-01T00:00:00.000Z")
+        let clamped = try phone.expect(command: "MARKREAD", "#LOG")
+        let when = try XCTUnwrap(Timestamp.parse(String(clamped.params[1].dropFirst(10))))
+        XCTAssertLessThan(abs(when.timeIntervalSinceNow), 5)
+        desk.send("MARKREAD bob")
+        try desk.expect(command: "MARKREAD", "bob", "*")
+
+        desk.send("MARKREAD")
+        try desk.expect(command: "FAIL", "MARKREAD", "NEED_MORE_PARAMS")
+        desk.send("MARKREAD #log yesterday")
+        try desk.expect(command: "FAIL", "MARKREAD", "INVALID_PARAMS")
+        let guest = try server.connect()
+        try guest.register("guest")
+        guest.send("MARKREAD #log")
+        try guest.expect(command: "FAIL", "MARKREAD", "ACCOUNT_REQUIRED")
+
+        try server.restart()
+        let again = try server.connect(as: "ann", caps: caps)
+        let back = try again.expect(command: "MARKREAD", "#log")
+        XCTAssertEqual(Timestamp.parse(String(back.params[1].dropFirst(10))).map { Int($0.timeIntervalSince1970) },
+                       Int(when.timeIntervalSince1970))
     }
 
     /// Without `draft/chathistory`, a join replays the latest lines: in a `chathistory` batch with

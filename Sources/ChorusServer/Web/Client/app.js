@@ -3,10 +3,10 @@
 // conversations and Chorus's events, and sends the same lines a keyboard user would type.
 'use strict';
 
-const CAPS = ['message-tags', 'server-time', 'batch', 'echo-message', 'draft/chathistory', 'account-tag', 'labeled-response'];
+const CAPS = ['message-tags', 'server-time', 'batch', 'echo-message', 'draft/chathistory', 'draft/read-marker', 'account-tag',
+  'labeled-response'];
 const PAGE = 50;                 // history lines per request
 const SAVED = 'chorus.login';    // localStorage: {account, token, tokenId}
-const LAST_SEEN = 'chorus.seen'; // localStorage: {conversation: msgid of the last line shown}
 
 const $ = (selector) => document.querySelector(selector);
 const el = (tag, props = {}, ...children) => {
@@ -80,7 +80,8 @@ function conversation(name, create = true) {
   const key = fold(name);
   let c = state.conversations.get(key);
   if (!c && create) {
-    c = { name, key, lines: [], unread: 0, oldest: null, newest: null, complete: false, loading: false, joined: false, seen: new Set() };
+    c = { name, key, lines: [], unread: 0, oldest: null, newest: null, complete: false, loading: false, joined: false, seen: new Set(),
+      readAt: null };  // the account's read marker here (draft/read-marker), shared by its devices
     state.conversations.set(key, c);
   }
   return c;
@@ -197,6 +198,15 @@ const handlers = {
   KICK: (m) => { if (fold(m.params[1]) === fold(state.me)) leave(m.params[0], `You were removed from ${m.params[0]}.`); },
   PRIVMSG: (m) => message(m),
   NOTICE: (m) => message(m),
+  MARKREAD: (m) => {
+    const c = conversation(m.params[0], isRoom(m.params[0]) || state.conversations.has(fold(m.params[0])));
+    if (!c) return;
+    const at = m.params[1] && m.params[1].startsWith('timestamp=') ? new Date(m.params[1].slice(10)) : null;
+    if (at && c.readAt && at <= c.readAt) return;
+    c.readAt = at;
+    countUnread(c);
+    renderConversations();
+  },
   BATCH: (m) => {
     const [ref, kind, target] = [m.params[0].slice(1), m.params[1], m.params[2]];
     if (m.params[0].startsWith('+')) state.batches.set(ref, { kind, target, lines: [] });
@@ -245,7 +255,7 @@ function message(m) {
   if (!add(c, line)) return;
   if (c !== state.current && !line.self) c.unread += 1;
   renderConversations();
-  if (c === state.current) appendLine(line, true);
+  if (c === state.current) { appendLine(line, true); markRead(c); }
   if (line.tags['chorus/job']) refreshCards(line.tags['chorus/job']);
 }
 
@@ -317,6 +327,8 @@ function batchEnded(batch) {
     if (how === 'latest' && lines.length < PAGE) c.complete = true;
     if (how === 'after' && c !== state.current) c.unread += added;
   }
+  countUnread(c);
+  if (c === state.current) markRead(c);
   renderConversations();
   if (c === state.current) renderLog(how !== 'before');
 }
@@ -487,6 +499,23 @@ function renderConversations() {
   badge.textContent = String(unread);
 }
 
+/// Lines from others after the read marker (when the server keeps one) are unread.
+function countUnread(c) {
+  if (c === state.current) { c.unread = 0; return; }
+  if (!c.readAt) return;
+  c.unread = c.lines.filter((line) => !line.self && !line.info && line.time > c.readAt).length;
+}
+
+/// The conversation is on screen: its newest line is read, on every device of the account.
+function markRead(c) {
+  const last = [...c.lines].reverse().find((line) => line.tags.time);
+  if (!last || document.visibilityState !== 'visible') return;
+  const at = new Date(last.tags.time);
+  if (c.readAt && at <= c.readAt) return;
+  c.readAt = at;
+  send(`MARKREAD ${c.name} timestamp=${last.tags.time}`);
+}
+
 function select(c) {
   state.current = c;
   c.unread = 0;
@@ -495,13 +524,7 @@ function select(c) {
   renderConversations();
   renderLog();
   if (!c.lines.length && !c.loading && (c.joined || !isRoom(c.name))) loadHistory(c, 'latest');
-  if (c.newest) remember(c);
-}
-
-function remember(c) {
-  const seen = JSON.parse(localStorage.getItem(LAST_SEEN) || '{}');
-  seen[c.key] = c.newest;
-  localStorage.setItem(LAST_SEEN, JSON.stringify(seen));
+  markRead(c);
 }
 
 // ---- What the person types ------------------------------------------------------------------
@@ -592,7 +615,6 @@ function logout() {
   const saved = loadSaved();
   if (saved && saved.tokenId) sendToBot(`!token revoke ${saved.tokenId}`);
   localStorage.removeItem(SAVED);
-  localStorage.removeItem(LAST_SEEN);
   state.stayOut = true;
   state.credentials = null;
   setTimeout(() => { if (state.socket) state.socket.close(); location.reload(); }, 300);
@@ -637,6 +659,7 @@ async function boot() {
     const c = state.current;
     if (c && $('#log').scrollTop < 20 && !c.complete && c.oldest && !c.loading) loadHistory(c, 'before');
   });
+  document.addEventListener('visibilitychange', () => { if (state.current) markRead(state.current); });
   window.addEventListener('online', () => { if (!state.socket && state.credentials) { state.retry = 0; connect(); } });
 
   const saved = loadSaved();
