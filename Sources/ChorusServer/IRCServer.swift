@@ -83,6 +83,7 @@ public final class IRCServer: @unchecked Sendable {
     public private(set) var tlsAddress: SocketAddress?
     public private(set) var plainAddress: SocketAddress?
     public private(set) var webAddress: SocketAddress?
+    public private(set) var webPlainAddress: SocketAddress?
     /// Every configured listener is bound, and the server is not shutting down (`/ready`).
     private(set) var listening = false
     /// What `/metrics` shows.
@@ -161,9 +162,18 @@ public final class IRCServer: @unchecked Sendable {
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
             listeners.append(channel)
             webAddress = channel.localAddress
-            let base = config.webURL ?? "https://\(config.serverName):\(channel.localAddress?.port ?? web.port)"
-            reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try IRCServer.linkKey(at: config.linkKeyPath)))
             logger.info("listening (HTTPS, WebSocket)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        if let web = config.webPlain {
+            let channel = try webBootstrap(tls: nil).bind(host: web.host, port: web.port).wait()
+            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: false)).wait()
+            listeners.append(channel)
+            webPlainAddress = channel.localAddress
+            logger.info("listening (HTTP, WebSocket, for a TLS proxy)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        }
+        // Report links need an address people reach: the one configured, or the HTTPS listener's.
+        if let base = config.webURL ?? webAddress.map({ "https://\(config.serverName):\($0.port ?? 8443)" }) {
+            reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try IRCServer.linkKey(at: config.linkKeyPath)))
         }
         if let plain = config.plain {
             let channel = try bootstrap(tls: nil).bind(host: plain.host, port: plain.port).wait()

@@ -31,6 +31,9 @@ public struct ServerConfig: Sendable {
     /// HTTPS: the web client at `/`, IRC over WebSocket at `/socket`, report pictures, health.
     /// Same certificate as the TLS listener.
     public var web: Listener? = Listener(host: "0.0.0.0", port: 8443)
+    /// The same without TLS, for a reverse proxy that ends TLS in front of it (nginx, Caddy);
+    /// off unless given, and meant for loopback.
+    public var webPlain: Listener?
     /// Pages of other origins (`https://chat.example.org`) whose scripts may open `/socket`; a page
     /// of the server's own origin always may. `*` lets any page.
     public var webOrigins: [String] = []
@@ -151,6 +154,7 @@ extension ServerConfig {
             case "tls": tls = try Listener.parse(value)
             case "plain": plain = try Listener.parse(value)
             case "web": web = try Listener.parse(value)
+            case "web-plain": webPlain = try Listener.parse(value)
             case "web-origin": webOrigins.append(value)
             case "metrics":
                 guard let access = MetricsAccess(rawValue: value) else {

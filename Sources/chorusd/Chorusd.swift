@@ -52,6 +52,9 @@ struct Serve: ParsableCommand {
     @Option(help: "HTTPS listener (web client, IRC over WebSocket at /socket) as HOST:PORT, or off. Default 0.0.0.0:8443.")
     var web: String?
 
+    @Option(help: "Plain-HTTP web listener for a TLS-ending proxy in front, as HOST:PORT (off unless given).")
+    var webPlain: String?
+
     @Option(help: "The server's name, as clients see it.")
     var name: String?
 
@@ -66,6 +69,7 @@ struct Serve: ParsableCommand {
         if let tls { settings.tls = try ServerConfig.Listener.parse(tls) }
         if let plain { settings.plain = try ServerConfig.Listener.parse(plain) }
         if let web { settings.web = try ServerConfig.Listener.parse(web) }
+        if let webPlain { settings.webPlain = try ServerConfig.Listener.parse(webPlain) }
         if let name { settings.serverName = name }
         if noLimits { settings.removeLimits() }
         let level: Logger.Level = verbose ? .debug : .info

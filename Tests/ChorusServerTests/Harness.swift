@@ -74,6 +74,7 @@ final class TestServer {
     var plainPort: Int { server.plainAddress!.port! }
     var tlsPort: Int { server.tlsAddress!.port! }
     var webPort: Int { server.webAddress!.port! }
+    var webPlainPort: Int { server.webPlainAddress!.port! }
 
     /// `receiveBuffer` makes the client's socket buffer that small (SO_RCVBUF), so that a client
     /// that stops reading fills the server's side soon.
@@ -129,7 +130,7 @@ final class TestClient {
     /// A client of IRC over WebSocket (TLS), as a browser would be: it asks for `subprotocols` and
     /// names `origin`. Lines arrive one per message; a close frame arrives as the line
     /// `WSCLOSE <code> :<reason>`, so tests can wait for it as for any line.
-    init(webSocketPort port: Int, subprotocols: [String] = ["text.ircv3.net"], origin: String? = nil) throws {
+    init(webSocketPort port: Int, subprotocols: [String] = ["text.ircv3.net"], origin: String? = nil, tls useTLS: Bool = true) throws {
         let inbox = self.inbox
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
@@ -139,7 +140,9 @@ final class TestClient {
         channel = try ClientBootstrap(group: Self.group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
+                    if useTLS {
+                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
+                    }
                     let refusal = UpgradeRefusal(promise: upgraded)
                     let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 20, automaticErrorHandling: false) { channel, response in
                         chosen.withLockedValue { $0 = response.headers.first(name: "Sec-WebSocket-Protocol") }

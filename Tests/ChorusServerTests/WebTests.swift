@@ -38,6 +38,18 @@ final class WebTests: XCTestCase {
         XCTAssertEqual(pong.params.last, "hello")
     }
 
+    func testBehindAProxyThePlainListenerSpeaksTheSame() throws {
+        let server = try TestServer { config in
+            config.webPlain = .init(host: "127.0.0.1", port: 0)
+        }
+        XCTAssertNil(server.server.webAddress, "the tests' servers have no HTTPS listener unless asked")
+        let client = try TestClient(webSocketPort: server.webPlainPort, tls: false)
+        XCTAssertEqual(client.subprotocol, "text.ircv3.net")
+        try client.register("proxied")
+        client.send("PING :through")
+        try client.expect(command: "PONG")
+    }
+
     func testMessagesEndingInCRLFFromOlderClientsAreRead() throws {
         let server = try webServer()
         let client = try TestClient(webSocketPort: server.webPort)

@@ -19,18 +19,23 @@ extension IRCServer {
         return limits
     }()
 
-    func webBootstrap(tls: NIOSSLContext) -> ServerBootstrap {
+    /// `tls` nil: plain HTTP, for a reverse proxy that ends TLS in front (`web-plain`).
+    func webBootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
         serverBootstrap { [unowned self] channel in try setUpWebConnection(channel, tls: tls) }
     }
 
-    private func setUpWebConnection(_ channel: Channel, tls: NIOSSLContext) throws {
+    private func setUpWebConnection(_ channel: Channel, tls: NIOSSLContext?) throws {
         guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
         try options.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
-        try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
-        try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
         let id = IRCServer.nextConnectionID()
-        try TLSBuffers.noting(owner: id) {
-            try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+        if let tls {
+            try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
+            try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
+            try TLSBuffers.noting(owner: id) {
+                try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+            }
+        } else {
+            try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
         }
         try channel.pipeline.syncOperations.addHandler(WriteCoalescer())
         let requests = WebRequests(server: self)
