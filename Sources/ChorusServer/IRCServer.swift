@@ -315,6 +315,7 @@ public final class IRCServer: @unchecked Sendable {
         monitors.clear(for: client)
         client.closing = true
         tokenLogins.removeValue(forKey: ObjectIdentifier(client))
+        if client.account == nil { readMarkers.removeValue(forKey: readMarkerOwner(of: client)) }
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
         guard client.registered else { return }

@@ -134,8 +134,8 @@ extension IRCServer {
             reply.numeric(.topic, room.name, room.room.topic)
             reply.numeric(.topicWhoTime, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0)))
         }
-        if client.caps.contains(.readMarker), let account = client.account {
-            reply.send(markreadLine(room.name, at: readMarkers[account.key]?[room.key]))  // before the end of NAMES
+        if client.caps.contains(.readMarker) {
+            reply.send(markreadLine(room.name, at: readMarkers[readMarkerOwner(of: client)]?[room.key]))  // before the end of NAMES
         }
         sendNames(room, to: reply)
         replayHistory(room, to: client, replay)

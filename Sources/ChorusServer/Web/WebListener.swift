@@ -65,7 +65,8 @@ extension IRCServer {
     /// The headers of the upgrade's 101 when a request to `/socket` may become IRC over WebSocket;
     /// nil leaves the request to `WebRequests`, which says why not.
     func webSocketAccepts(_ head: HTTPRequestHead) -> HTTPHeaders? {
-        guard WebRequests.path(of: head.uri) == "/socket",
+        // At the root too: clients and test suites that are given only the host connect there.
+        guard ["/socket", "/"].contains(WebRequests.path(of: head.uri)),
               WebSocketUpgrade.originAllowed(head.headers, allowed: config.webOrigins) else { return nil }
         var headers = HTTPHeaders()
         if let subprotocol = WebSocketUpgrade.mode(offered: head.headers).subprotocol {
