@@ -217,7 +217,7 @@ extension Bot {
                     filter.statuses = filter.statuses ?? [.created, .assigned, .inProgress]
                     continue
                 }
-                guard let range = Self.range(value, w, now: inv.now) else {
+                guard let range = isDue ? Self.range(value, w, now: inv.now) : Self.pastRange(value, w, now: inv.now) else {
                     throw UsageError("Cannot read \"\(value)\" as a day or range: try today, tomorrow, fri, 2026-12-01, week, overdue")
                 }
                 if isDue { filter.dueFrom = range.0; filter.dueTo = range.1 } else { filter.createdFrom = range.0; filter.createdTo = range.1 }
@@ -250,6 +250,28 @@ extension Bot {
     }
 
     /// A day (`today`, `fri`, `2026-12-01`) or `week` as [start, end).
+    /// A day (or week) that has passed, for `created:`: `wed` is the last Wednesday (today if it is
+    /// one), `yesterday` is there, and `week` is the seven days up to today.
+    static func pastRange(_ text: String, _ w: When, now: Date) -> (Date, Date)? {
+        var cal = Calendar(identifier: .gregorian)
+        cal.timeZone = w.timeZone
+        let today = cal.startOfDay(for: now)
+        func day(_ offset: Int) -> (Date, Date) {
+            let start = cal.date(byAdding: .day, value: offset, to: today)!
+            return (start, cal.date(byAdding: .day, value: 1, to: start)!)
+        }
+        switch text {
+        case "today": return day(0)
+        case "yesterday": return day(-1)
+        case "week", "this week", "last week": return (cal.date(byAdding: .day, value: -6, to: today)!, day(0).1)
+        default:
+            if let weekday = When.weekdays[text] {
+                return day(-((cal.component(.weekday, from: today) - weekday + 7) % 7))
+            }
+            return range(text, w, now: now)  // a date
+        }
+    }
+
     static func range(_ text: String, _ w: When, now: Date) -> (Date, Date)? {
         var cal = Calendar(identifier: .gregorian)
         cal.timeZone = w.timeZone

@@ -22,7 +22,7 @@ public struct When: Sendable {
         return c
     }
 
-    private static let weekdays: [String: Int] = [
+    static let weekdays: [String: Int] = [
         "sun": 1, "sunday": 1, "mon": 2, "monday": 2, "tue": 3, "tues": 3, "tuesday": 3, "wed": 4, "wednesday": 4,
         "thu": 5, "thur": 5, "thurs": 5, "thursday": 5, "fri": 6, "friday": 6, "sat": 7, "saturday": 7,
     ]

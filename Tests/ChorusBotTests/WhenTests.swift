@@ -1,4 +1,4 @@
-import ChorusBot
+@testable import ChorusBot
 import Foundation
 import Testing
 
@@ -44,5 +44,20 @@ import Testing
         let w = When(timeZone: paris)
         let before = ISO8601DateFormatter().date(from: "2026-10-24T08:00:00Z")!  // 10:00 CEST
         #expect(iso(w.parse("in 1d", now: before)) == "2026-10-25T10:00:00+01:00")
+    }
+
+    /// `created:` looks back: a weekday is the last one (today if it is one), `week` the last seven days.
+    @Test func createdDaysLookBack() throws {
+        let w = When(timeZone: paris)
+        let f = ISO8601DateFormatter()
+        f.timeZone = paris
+        func day(_ text: String) -> String? { Bot.pastRange(text, w, now: now).map { f.string(from: $0.0) + "/" + f.string(from: $0.1) } }
+        #expect(day("mon") == "2026-11-23T00:00:00+01:00/2026-11-24T00:00:00+01:00")
+        #expect(day("wed") == "2026-11-18T00:00:00+01:00/2026-11-19T00:00:00+01:00")
+        #expect(day("sunday") == "2026-11-22T00:00:00+01:00/2026-11-23T00:00:00+01:00")
+        #expect(day("yesterday") == "2026-11-22T00:00:00+01:00/2026-11-23T00:00:00+01:00")
+        #expect(day("week") == "2026-11-17T00:00:00+01:00/2026-11-24T00:00:00+01:00")
+        #expect(day("2026-11-01") == "2026-11-01T00:00:00+01:00/2026-11-02T00:00:00+01:00")
+        #expect(day("someday") == nil)
     }
 }
