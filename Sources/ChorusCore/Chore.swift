@@ -69,7 +69,17 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
         switch self {
         case .days(let n): next = calendar.date(byAdding: .day, value: n, to: day)
         case .weeks(let n): next = calendar.date(byAdding: .day, value: 7 * n, to: day)
-        case .monthly: next = calendar.date(byAdding: .month, value: 1, to: day)
+        case .monthly:
+            // A chore due on its month's last day stays at month's end (31 Jan, 28 Feb, 31 Mar);
+            // adding a month alone took it to the 28th for good after February.
+            let isLastDay = calendar.component(.month, from: calendar.date(byAdding: .day, value: 1, to: day) ?? day)
+                != calendar.component(.month, from: day)
+            if isLastDay, let firstOfNext = calendar.date(byAdding: .day, value: 1, to: day),
+               let afterNext = calendar.date(byAdding: .month, value: 1, to: firstOfNext) {
+                next = calendar.date(byAdding: .day, value: -1, to: afterNext)
+            } else {
+                next = calendar.date(byAdding: .month, value: 1, to: day)
+            }
         case .weekdays:
             return first(after: calendar.date(bySettingHour: 23, minute: 59, second: 59, of: day) ?? due,
                          hour: hour, minute: minute, calendar: calendar)

@@ -63,8 +63,10 @@ public struct ChoreBoard: Sendable {
         }
         guard !rotation.isEmpty else { throw JobError.invalid("Nobody to take turns: say among <nick> <nick> …") }
         let t = now()
-        let due = start.map { calendar.date(bySettingHour: hour, minute: minute, second: 0, of: $0) ?? $0 }
-            .map { $0 > t ? $0 : frequency.first(after: t, hour: hour, minute: minute, calendar: calendar) }
+        // From a given day: its first allowed day on or after it (`every sun from` a Tuesday falls
+        // on the Sunday after), never in the past.
+        let due = start.map { frequency.first(after: max(calendar.startOfDay(for: $0).addingTimeInterval(-1), t),
+                                              hour: hour, minute: minute, calendar: calendar) }
             ?? frequency.first(after: t, hour: hour, minute: minute, calendar: calendar)
         let chore = Chore(room: room, name: name, frequency: frequency, hour: hour, minute: minute, rotation: rotation,
                           turnSince: t, due: due, createdBy: actor, createdAt: t)

@@ -78,12 +78,37 @@ final class ChoreBoardTests: XCTestCase {
                        "2026-11-30T08:00:00+01:00")
         XCTAssertEqual(local(Frequency.monthly.step(from: ISO8601DateFormatter().date(from: "2026-01-31T18:00:00Z")!, hour: 19, minute: 0,
                                                    calendar: cal)), "2026-02-28T19:00:00+01:00")
+        // At month's end it stays at month's end, not on the 28th from February on.
+        var due = ISO8601DateFormatter().date(from: "2026-01-31T18:00:00Z")!
+        var dues: [String] = []
+        for _ in 0..<4 {
+            due = Frequency.monthly.step(from: due, hour: 19, minute: 0, calendar: cal)
+            dues.append(String(local(due).prefix(10)))
+        }
+        XCTAssertEqual(dues, ["2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31"])
+        XCTAssertEqual(String(local(Frequency.monthly.step(from: ISO8601DateFormatter().date(from: "2026-01-15T18:00:00Z")!, hour: 19,
+                                                           minute: 0, calendar: cal)).prefix(10)), "2026-02-15")
         // Across the spring change (29 March 2026) a daily 20:00 chore stays at 20:00 local time.
         let before = ISO8601DateFormatter().date(from: "2026-03-28T19:00:00Z")!  // 20:00 CET
         XCTAssertEqual(local(Frequency.days(1).step(from: before, hour: 20, minute: 0, calendar: cal)), "2026-03-29T20:00:00+02:00")
         XCTAssertEqual(Frequency.parse("mon,thu"), .weekdays([2, 5]))
         XCTAssertEqual(Frequency.parse("2 weeks"), .weeks(2))
         XCTAssertNil(Frequency.parse("fortnight"))
+    }
+
+    func testAWeekdayChoreStartingLaterFallsOnItsWeekday() throws {
+        // `every sun from 2026-12-01`: 1 December is a Tuesday; the first turn is Sunday the 6th.
+        let start = ISO8601DateFormatter().date(from: "2026-12-01T00:00:00Z")!
+        let (sunday, _) = try board.add(name: "bins", frequency: .weekdays([1]), hour: 19, minute: 0, from: start, among: nil,
+                                        in: "#flat", by: "ann")
+        XCTAssertEqual(local(sunday.due), "2026-12-06T19:00:00+01:00")
+        // A start on one of its weekdays is that day; a start in the past is the next turn to come.
+        let (tuesday, _) = try board.add(name: "plants", frequency: .weekdays([3]), hour: 9, minute: 0, from: start, among: nil,
+                                         in: "#flat", by: "ann")
+        XCTAssertEqual(local(tuesday.due), "2026-12-01T09:00:00+01:00")
+        let (daily, _) = try board.add(name: "post", frequency: .days(1), hour: 8, minute: 0, from: clock.now, among: nil,
+                                       in: "#flat", by: "ann")
+        XCTAssertEqual(local(daily.due), "2026-11-24T08:00:00+01:00", "Monday 08:00 had passed at 10:00")
     }
 
     func testAwayMembersAreLeftOutUntilTheyReturn() throws {
