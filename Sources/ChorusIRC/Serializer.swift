@@ -41,7 +41,19 @@ extension Message {
         }
         out.appendUTF8(command)
         if let target { writeParam(target, isLast: params.isEmpty, to: &out) }
-        writeParams(params, to: &out)
+        // A message's text is always written trailing, one word or not (`PRIVMSG bob :hi`): bots
+        // that split at " :" read it, and a cut line keeps the shape other servers give it.
+        let textAlwaysTrailing = command == "PRIVMSG" || command == "NOTICE"
+        for (i, param) in params.enumerated() {
+            let isLast = i == params.count - 1
+            if isLast && textAlwaysTrailing {
+                out.append(UInt8(ascii: " "))
+                out.append(UInt8(ascii: ":"))
+                out.appendUTF8(param)
+            } else {
+                writeParam(param, isLast: isLast, to: &out)
+            }
+        }
     }
 
     /// Appends parameters as they follow a command, each after a space, the last one trailing when it

@@ -35,8 +35,11 @@ final class MessageTests: XCTestCase {
         XCTAssertEqual(try Message.parse(m.serialized()), m)
     }
 
+    /// Trailing only where needed, except a message's text, which is always trailing (`:hi`).
     func testSerializerUsesTrailingOnlyWhenNeeded() {
-        XCTAssertEqual(Message(source: "s", "PRIVMSG", "#c", "hi").serialized(), ":s PRIVMSG #c hi")
+        XCTAssertEqual(Message(source: "s", "PRIVMSG", "#c", "hi").serialized(), ":s PRIVMSG #c :hi")
+        XCTAssertEqual(Message(source: "s", "NOTICE", "#c", "hi").serialized(), ":s NOTICE #c :hi")
+        XCTAssertEqual(Message(source: "s", "TOPIC", "#c", "hi").serialized(), ":s TOPIC #c hi")
         XCTAssertEqual(Message("PRIVMSG", "#c", "hi there").serialized(), "PRIVMSG #c :hi there")
         XCTAssertEqual(Message("PRIVMSG", "#c", ":)").serialized(), "PRIVMSG #c ::)")
         XCTAssertEqual(Message("TOPIC", "#c", "").serialized(), "TOPIC #c :")

@@ -47,7 +47,7 @@ final class SerializerPropertyTests: XCTestCase {
     /// The cases fuzzing found: a lone ':' and '::x' in the middle.
     func testMiddleColonsKeepTheirPlace() throws {
         let line = Message(source: "a!b@c", "PRIVMSG", ["bob", ":", "::x", "z", "hi"]).serialized()
-        XCTAssertEqual(line, ":a!b@c PRIVMSG bob * x z hi")
+        XCTAssertEqual(line, ":a!b@c PRIVMSG bob * x z :hi")
         XCTAssertEqual(try Message.parse(line).params.count, 5)
     }
 
