@@ -16,7 +16,8 @@ import Synchronization
 /// checked by `Accounts` on a thread pool, reads that need no order run there too, and every change
 /// to the stored state (a new account included) goes, in order, through the `Workspace`.
 public final class IRCServer: @unchecked Sendable {
-    public let config: ServerConfig
+    /// Changed only on the loop, by `reload` (SIGHUP): what a reload cannot change stays as started.
+    public internal(set) var config: ServerConfig
     let store: any ChorusStorage
     public let accounts: Accounts
     /// The one door to the team's state: bot commands, stored lines and memberships, reminders.
@@ -29,7 +30,7 @@ public final class IRCServer: @unchecked Sendable {
     let loop: EventLoop
     let logger: Logger
     let now: @Sendable () -> Date
-    let welcome: Welcome
+    var welcome: Welcome
     let allocator = ByteBufferAllocator()
     let version = "chorus-0.1"
     /// Connections the listeners could not take (out of descriptors, say): logged, turned away.
@@ -77,7 +78,11 @@ public final class IRCServer: @unchecked Sendable {
     private var maintenance: RepeatedTask?
     private var accountRefresh: RepeatedTask?
     var reminderTask: Scheduled<Void>?
-    private var sslContext: NIOSSLContext?
+    /// The certificate new TLS connections are given; replaced by a reload or when its files change.
+    var sslContext: NIOSSLContext?
+    /// When the certificate and key files were last read (`Reload.swift`).
+    var certificateStamp: CertificateStamp?
+    private var certificateWatch: RepeatedTask?
 
     /// The bound addresses, known after `start()` (useful with port 0 in tests).
     public private(set) var tlsAddress: SocketAddress?
@@ -148,24 +153,25 @@ public final class IRCServer: @unchecked Sendable {
                                                  keyPath: config.resolvedKeyPath, serverName: config.serverName) {
                 logger.info("made a self-signed certificate", metadata: ["path": "\(config.resolvedCertificatePath)"])
             }
+            certificateStamp = CertificateStamp(config)
             sslContext = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
         }
-        if let tls = config.tls, let context = sslContext {
-            let channel = try bootstrap(tls: context).bind(host: tls.host, port: tls.port).wait()
+        if let tls = config.tls, sslContext != nil {
+            let channel = try bootstrap(isTLS: true).bind(host: tls.host, port: tls.port).wait()
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
             listeners.append(channel)
             tlsAddress = channel.localAddress
             logger.info("listening (TLS)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
-        if let web = config.web, let context = sslContext {
-            let channel = try webBootstrap(tls: context).bind(host: web.host, port: web.port).wait()
+        if let web = config.web, sslContext != nil {
+            let channel = try webBootstrap(isTLS: true).bind(host: web.host, port: web.port).wait()
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
             listeners.append(channel)
             webAddress = channel.localAddress
             logger.info("listening (HTTPS, WebSocket)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
         if let web = config.webPlain {
-            let channel = try webBootstrap(tls: nil).bind(host: web.host, port: web.port).wait()
+            let channel = try webBootstrap(isTLS: false).bind(host: web.host, port: web.port).wait()
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: false)).wait()
             listeners.append(channel)
             webPlainAddress = channel.localAddress
@@ -176,7 +182,7 @@ public final class IRCServer: @unchecked Sendable {
             reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try IRCServer.linkKey(at: config.linkKeyPath)))
         }
         if let plain = config.plain {
-            let channel = try bootstrap(tls: nil).bind(host: plain.host, port: plain.port).wait()
+            let channel = try bootstrap(isTLS: false).bind(host: plain.host, port: plain.port).wait()
             try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: false)).wait()
             listeners.append(channel)
             plainAddress = channel.localAddress
@@ -189,6 +195,10 @@ public final class IRCServer: @unchecked Sendable {
         }
         // Reminders whose time passed while the server was down fire once, now.
         workspace.announceNextDue()
+        // A renewed certificate (Let's Encrypt) is picked up without a restart.
+        certificateWatch = loop.scheduleRepeatedTask(initialDelay: .seconds(60), delay: .seconds(60)) { [weak self] _ in
+            self?.reloadCertificateIfChanged()
+        }
         accountRefresh = loop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
             guard let self else { return }
             self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
@@ -208,6 +218,7 @@ public final class IRCServer: @unchecked Sendable {
             self.listening = false
             self.maintenance?.cancel()
             self.accountRefresh?.cancel()
+            self.certificateWatch?.cancel()
             self.reminderTask?.cancel()
             for channel in self.listeners { channel.close(promise: nil) }
             for client in self.registry.clients.values {
@@ -253,8 +264,10 @@ public final class IRCServer: @unchecked Sendable {
             }
     }
 
-    private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
+    private func bootstrap(isTLS: Bool) -> ServerBootstrap {
         serverBootstrap { [unowned self] channel in
+            // Read per connection: a reload's new certificate is for the handshakes after it.
+            let tls = isTLS ? sslContext : nil
             // Set here rather than with `childChannelOption`, which applies each option
             // through a chain of futures: 31k instructions per connection, 6 % of a
             // registration's (callgrind), against a few hundred for these calls.

@@ -40,6 +40,13 @@ public struct ServerConfig: Sendable {
     /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
     /// nil: `https://<name>:<web port>`.
     public var webURL: String?
+    /// How log lines are written: text for people, json for log collectors.
+    public var logFormat = LogFormat.text
+
+    public enum LogFormat: String, Sendable {
+        case text, json
+    }
+
     /// Who may read `/metrics` on the web port.
     public var metrics = MetricsAccess.loopback
 
@@ -139,6 +146,9 @@ extension ServerConfig {
                 guard let v = Int(value), v >= 0 else { throw ConfigError("\(path):\(number + 1): \(key) needs a whole number") }
                 return v
             }
+            func listener() throws -> Listener? {
+                do { return try Listener.parse(value) } catch { throw ConfigError("\(path):\(number + 1): \(key): \(error)") }
+            }
             func seconds() throws -> Double {
                 guard let v = Double(value), v > 0 else { throw ConfigError("\(path):\(number + 1): \(key) needs a number of seconds") }
                 return v
@@ -151,11 +161,14 @@ extension ServerConfig {
                 guard let tz = TimeZone(identifier: value) else { throw ConfigError("\(path):\(number + 1): unknown time zone \(value)") }
                 timeZone = tz
             case "data": dataDirectory = value
-            case "tls": tls = try Listener.parse(value)
-            case "plain": plain = try Listener.parse(value)
-            case "web": web = try Listener.parse(value)
-            case "web-plain": webPlain = try Listener.parse(value)
+            case "tls": tls = try listener()
+            case "plain": plain = try listener()
+            case "web": web = try listener()
+            case "web-plain": webPlain = try listener()
             case "web-origin": webOrigins.append(value)
+            case "log-format":
+                guard let format = LogFormat(rawValue: value) else { throw ConfigError("\(path):\(number + 1): log-format is text or json") }
+                logFormat = format
             case "metrics":
                 guard let access = MetricsAccess(rawValue: value) else {
                     throw ConfigError("\(path):\(number + 1): metrics is loopback, any or off")

@@ -8,6 +8,7 @@ import Foundation
 struct Welcome {
     /// 003's date.
     let created: String
+    let createdAt: Date
     /// `:server ` written: how every numeric starts.
     let numericSource: [UInt8]
     /// Each 005 line's parameters after the nick, written: up to 12 tokens and the closing text.
@@ -17,6 +18,7 @@ struct Welcome {
 
     init(config: ServerConfig, createdAt: Date) {
         created = "\(createdAt)"
+        self.createdAt = createdAt
         numericSource = Array(":\(config.serverName) ".utf8)
         isupport = ISupport.tokens(config).chunks(ofCount: 12).map { Welcome.written($0 + ["are supported by this server"]) }
         motd = config.motd.isEmpty ? []

@@ -61,20 +61,31 @@ struct Serve: ParsableCommand {
     @Flag(help: "Turn off per-IP limits and flood control (for load tests on one machine).")
     var noLimits = false
 
+    @Option(help: "Log lines as text (the default) or json, one event a line.")
+    var logFormat: ServerConfig.LogFormat?
+
     @Flag(help: "Log every connection and more.")
     var verbose = false
 
-    func run() throws {
+    /// The config file, with the command line's flags over it: at start and at each SIGHUP.
+    func settings() throws -> ServerConfig {
         var settings = try options.load()
         if let tls { settings.tls = try ServerConfig.Listener.parse(tls) }
         if let plain { settings.plain = try ServerConfig.Listener.parse(plain) }
         if let web { settings.web = try ServerConfig.Listener.parse(web) }
         if let webPlain { settings.webPlain = try ServerConfig.Listener.parse(webPlain) }
         if let name { settings.serverName = name }
+        if let logFormat { settings.logFormat = logFormat }
         if noLimits { settings.removeLimits() }
+        return settings
+    }
+
+    func run() throws {
+        let settings = try self.settings()
         let level: Logger.Level = verbose ? .debug : .info
+        let json = settings.logFormat == .json
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler: any LogHandler = json ? JSONLogHandler(label: label) : StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
@@ -102,6 +113,18 @@ struct Serve: ParsableCommand {
         // Stop cleanly on SIGINT/SIGTERM: tell everyone, write what is pending, close the database.
         let stop = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
+        // SIGHUP: the config file and the certificate again; a file that cannot be read changes nothing.
+        signal(SIGHUP, SIG_IGN)
+        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        hangUp.setEventHandler {
+            do {
+                server.reload(try self.settings())
+            } catch {
+                logger.error("configuration not reloaded: the one in use stays", metadata: ["error": "\(error)"])
+            }
+        }
+        hangUp.resume()
+        sources.append(hangUp)
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())

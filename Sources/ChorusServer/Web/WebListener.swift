@@ -19,9 +19,9 @@ extension IRCServer {
         return limits
     }()
 
-    /// `tls` nil: plain HTTP, for a reverse proxy that ends TLS in front (`web-plain`).
-    func webBootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
-        serverBootstrap { [unowned self] channel in try setUpWebConnection(channel, tls: tls) }
+    /// `isTLS` false: plain HTTP, for a reverse proxy that ends TLS in front (`web-plain`).
+    func webBootstrap(isTLS: Bool) -> ServerBootstrap {
+        serverBootstrap { [unowned self] channel in try setUpWebConnection(channel, tls: isTLS ? sslContext : nil) }
     }
 
     private func setUpWebConnection(_ channel: Channel, tls: NIOSSLContext?) throws {

@@ -1,0 +1,98 @@
+import Foundation
+import NIOCore
+import NIOSSL
+
+/// The certificate and key files as they were when last read: what the minute's check compares,
+/// so a renewal (Let's Encrypt's, say) is picked up without a restart.
+struct CertificateStamp: Equatable {
+    let files: [FileStamp?]
+
+    struct FileStamp: Equatable {
+        let modified: Date?
+        let size: Int?
+    }
+
+    init(_ config: ServerConfig) {
+        files = [config.resolvedCertificatePath, config.resolvedKeyPath].map { path in
+            (try? FileManager.default.attributesOfItem(atPath: path)).map {
+                FileStamp(modified: $0[.modificationDate] as? Date, size: $0[.size] as? Int)
+            }
+        }
+    }
+}
+
+/// SIGHUP: the config file again, and the certificate. What a running server can take changes at
+/// once (the MOTD, limits, flood control, operators, the web side's origins, the certificate for
+/// the handshakes to come); what it cannot (the addresses it listens on, its name, the data folder,
+/// the bot's nick, the time zone, password hashing) is logged as waiting for a restart.
+extension IRCServer {
+    /// The settings a restart is needed for, by config key, with how to read each.
+    private static let restartOnly: [(key: String, differs: (ServerConfig, ServerConfig) -> Bool)] = [
+        ("name", { $0.serverName != $1.serverName }),
+        ("data", { $0.dataDirectory != $1.dataDirectory }),
+        ("tls", { $0.tls != $1.tls }),
+        ("plain", { $0.plain != $1.plain }),
+        ("web", { $0.web != $1.web }),
+        ("web-plain", { $0.webPlain != $1.webPlain }),
+        ("service-nick", { $0.serviceNick != $1.serviceNick }),
+        ("timezone", { $0.timeZone != $1.timeZone }),
+        ("reminder-interval", { $0.reminderInterval != $1.reminderInterval }),
+        ("password-cost", { $0.passwordCost != $1.passwordCost }),
+        ("password-min-length", { $0.passwordMinLength != $1.passwordMinLength }),
+    ]
+
+    /// Takes `new` (the config file read again, with the command line's flags over it). Returns the
+    /// config keys that wait for a restart.
+    @discardableResult
+    public func reload(_ new: ServerConfig) -> [String] {
+        (try? loop.submit { self.apply(new) }.wait()) ?? []
+    }
+
+    private func apply(_ new: ServerConfig) -> [String] {
+        let old = config
+        var next = new
+        let waiting = Self.restartOnly.filter { $0.differs(old, new) }.map(\.key)
+        // Kept as they are until the restart, so that what runs stays consistent.
+        next.serverName = old.serverName
+        next.dataDirectory = old.dataDirectory
+        next.tls = old.tls
+        next.plain = old.plain
+        next.web = old.web
+        next.webPlain = old.webPlain
+        next.serviceNick = old.serviceNick
+        next.timeZone = old.timeZone
+        next.reminderInterval = old.reminderInterval
+        next.passwordCost = old.passwordCost
+        next.passwordMinLength = old.passwordMinLength
+        config = next
+        welcome = Welcome(config: next, createdAt: welcome.createdAt)
+        if old.certificatePath != next.certificatePath || old.keyPath != next.keyPath || CertificateStamp(next) != certificateStamp {
+            reloadCertificate(because: "the configuration was reloaded")
+        }
+        logger.info("configuration reloaded", metadata: waiting.isEmpty ? [:] : ["waiting-for-restart": "\(waiting.joined(separator: ", "))"])
+        return waiting
+    }
+
+    /// The minute's check: the certificate or key file changed since it was read.
+    func reloadCertificateIfChanged() {
+        guard sslContext != nil, CertificateStamp(config) != certificateStamp else { return }
+        reloadCertificate(because: "its files changed")
+    }
+
+    /// Reads the certificate and key again. Connections already open keep theirs; a file that
+    /// cannot be used leaves the one in use, and says why (once per change of the files).
+    @discardableResult
+    func reloadCertificate(because reason: String) -> Bool {
+        guard sslContext != nil else { return false }
+        let stamp = CertificateStamp(config)
+        certificateStamp = stamp
+        do {
+            sslContext = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
+            logger.info("certificate reloaded", metadata: ["reason": "\(reason)", "path": "\(config.resolvedCertificatePath)"])
+            return true
+        } catch {
+            logger.error("certificate not reloaded: the one in use stays", metadata: ["reason": "\(reason)", "error": "\(error)"])
+            return false
+        }
+    }
+}
