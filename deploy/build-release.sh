@@ -3,7 +3,7 @@
 #
 # Run-time exclusivity checks are off in this build, as Xcode's "debug builds only" setting does:
 # they were a fifth of the server's instructions per delivered message, most of them in SwiftNIO's
-# channel bookkeeping (BENCHMARKS.md, "Exclusivity checks"). Debug builds and `swift test` keep
+# channel bookkeeping (BENCHMARKS.md, "Release builds without exclusivity checks"). Debug builds and `swift test` keep
 # them, so a violation still fails the tests; plain `swift build -c release` keeps them too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
