@@ -59,18 +59,19 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
     /// once (the server starting while `chorusd account add` runs) race: one may find the file
     /// locked while the other turns WAL on, or find a migration missing that the other is applying
     /// (its attempt fails with "duplicate column" and is rolled back). Trying again a moment later
-    /// finds the work done and goes on.
+    /// finds the work done and goes on. On a loaded machine the other's work can take seconds (a
+    /// disk I/O error while it sets up the log's shared memory, say): up to 10 s are given.
     private static func open(_ path: String, _ config: Configuration) throws -> DatabasePool {
-        for attempt in 1... {
+        let deadline = Date().addingTimeInterval(10)
+        while true {
             do {
                 let pool = try DatabasePool(path: path, configuration: config)
                 try Schema.migrator.migrate(pool)
                 return pool
-            } catch where attempt < 40 {
+            } catch where Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }
-        fatalError("unreachable")
     }
 
     private init(queue: DatabaseQueue) throws {

@@ -11,10 +11,11 @@ struct ChorusBench: ParsableCommand {
         /proc, or let the tool start chorusd itself (--spawn PATH, on a fresh data folder with
         --no-limits). Every wait is bounded by --timeout.
         Scenarios: idle, fanout, churn, commands (Chorus only: needs accounts and the bot), logins (Chorus:
-        a real user's SASL login while guessers from 64 loopback addresses try passwords).
+        a real user's SASL login while guessers from 64 loopback addresses try passwords), stalled (clients that stop
+        reading while their room talks: the server's memory until it cuts them off; --clients of them).
         """)
 
-    @Argument(help: "idle | fanout | churn | commands | logins")
+    @Argument(help: "idle | fanout | churn | commands | logins | stalled")
     var scenario: String
 
     @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
@@ -35,6 +36,7 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "commands: bots sending commands.") var bots = 10
     @Option(help: "logins: guessing connections (spread over 64 loopback addresses).") var guessers = 2000
     @Option(help: "logins: the real user's logins measured.") var logins = 10
+    @Option(help: "stalled: the server's send-queue limit, for the report (chorusd's default).") var sendq = 256 * 1024
     @Option(help: "Give up after this many seconds.") var timeout = 300.0
 
     func run() throws {
@@ -43,7 +45,8 @@ struct ChorusBench: ParsableCommand {
         var serverPID = pid
         var benchPort = port
         if let spawn {
-            let server = try Spawn(spawn)
+            // Clients that stop reading meet the send-queue limit chorusd runs with, not --no-limits' 64 MiB.
+            let server = try Spawn(spawn, keepingSendQueue: scenario == "stalled")
             spawned = server
             serverPID = server.process.processIdentifier
             benchPort = websocket ? server.webPort : tls ? server.tlsPort : server.plainPort
@@ -66,8 +69,10 @@ struct ChorusBench: ParsableCommand {
             figures = try CommandsScenario(bots: bots).run(bench, commands: messages, rate: rate, window: window)
         case "logins":
             figures = try LoginsScenario(guessers: guessers).run(bench, logins: logins)
+        case "stalled":
+            figures = try StalledScenario(stalled: clients).run(bench, sendQueueBytes: sendq)
         default:
-            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands or logins")
+            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins or stalled")
         }
         figures.print(title: "\(scenario)\(websocket ? " (WebSocket)" : tls ? " (TLS)" : "") against pid \(serverPID)")
     }
@@ -89,13 +94,14 @@ struct Spawn {
     var webPort: Int { plainPort + 2 }
     let data: URL
 
-    init(_ path: String) throws {
+    init(_ path: String, keepingSendQueue: Bool = false) throws {
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
         plainPort = 3 * Int.random(in: 7000..<10000)
         data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
         do {
-            process = try Self.start(path, plain: plainPort, tls: plainPort + 1, web: plainPort + 2, data: data.path)
+            process = try Self.start(path, plain: plainPort, tls: plainPort + 1, web: plainPort + 2, data: data.path,
+                                     keepingSendQueue: keepingSendQueue)
         } catch {
             try? FileManager.default.removeItem(at: data)
             throw error
@@ -108,11 +114,19 @@ struct Spawn {
         try? FileManager.default.removeItem(at: data)
     }
 
-    private static func start(_ path: String, plain: Int, tls: Int, web: Int, data: String) throws -> Process {
+    private static func start(_ path: String, plain: Int, tls: Int, web: Int, data: String, keepingSendQueue: Bool) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--web", "127.0.0.1:\(web)",
-                       "--no-limits"]
+        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--web", "127.0.0.1:\(web)"]
+        if keepingSendQueue {
+            // No per-address limit and no flood control, as --no-limits, but the default send queue.
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            let config = data + "/bench.conf"
+            try "max-connections-per-ip = 0\nflood-burst = 0\n".write(toFile: config, atomically: true, encoding: .utf8)
+            p.arguments! += ["--config", config, "--data", data]
+        } else {
+            p.arguments!.append("--no-limits")
+        }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()
