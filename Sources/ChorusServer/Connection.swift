@@ -123,6 +123,11 @@ extension Client: ChannelInboundHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .handshakeCompleted = event as? TLSUserEvent { server.metrics.ircHandshakes.increment() }
+        // What waits for a WebSocket client in front of its socket passed the same limit.
+        if event is WriteCoalescer.SendQueueFull {
+            server.metrics.sendQueueDrops.increment()
+            server.disconnect(self, reason: "SendQ exceeded")
+        }
         context.fireUserInboundEventTriggered(event)
     }
 

@@ -153,6 +153,30 @@ final class WebTests: XCTestCase {
         XCTAssertEqual(connected, 2)
     }
 
+    /// A browser tab that stops reading is cut at the send-queue limit, counting what waits in
+    /// front of its socket as well as what waits in it.
+    func testAWebSocketClientThatStopsReadingIsCutAtTheSendQueueLimit() throws {
+        let server = try webServer { $0.sendQueueBytes = 16 * 1024 }
+        let talker = try server.connect()
+        try talker.register("talker")
+        try talker.join("#busy")
+        let tab = try TestClient(webSocketPort: server.webPort)
+        try tab.register("tab")
+        try tab.join("#busy")
+        try talker.expect("tab joining") { $0.command == "JOIN" && $0.source?.hasPrefix("tab!") == true }
+        try tab.channel.setOption(ChannelOptions.socketOption(.so_rcvbuf), value: 4096).wait()
+        try tab.channel.setOption(ChannelOptions.autoRead, value: false).wait()
+        let line = String(repeating: "x", count: 400)
+        var quit: Message?
+        for burst in 0..<3000 where quit == nil {  // the kernel takes a few MiB first
+            for i in 0..<20 { talker.send("PRIVMSG #busy :\(burst) \(i) \(line)") }
+            talker.send("PING :\(burst)")
+            let lines = try talker.collect(until: { $0.command == "PONG" })
+            quit = lines.first { $0.command == "QUIT" && $0.source?.hasPrefix("tab!") == true }
+        }
+        XCTAssertEqual(quit?.params.last, "SendQ exceeded", "the tab is cut, and said why")
+    }
+
     func testFloodControlAppliesToWebSocketClients() throws {
         let server = try webServer { $0.floodBurst = 5; $0.floodRate = 1; $0.floodQueue = 10 }
         let client = try TestClient(webSocketPort: server.webPort)

@@ -37,7 +37,7 @@ extension IRCServer {
         } else {
             try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
         }
-        try channel.pipeline.syncOperations.addHandler(WriteCoalescer())
+        try channel.pipeline.syncOperations.addHandler(WriteCoalescer(limit: config.sendQueueBytes))
         let requests = WebRequests(server: self)
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Limits.maxInputLine,
