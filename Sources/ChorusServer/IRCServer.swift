@@ -157,36 +157,20 @@ public final class IRCServer: @unchecked Sendable {
             sslContext = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
         }
         if let tls = config.tls, sslContext != nil {
-            let channel = try bootstrap(isTLS: true).bind(host: tls.host, port: tls.port).wait()
-            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
-            listeners.append(channel)
-            tlsAddress = channel.localAddress
-            logger.info("listening (TLS)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+            tlsAddress = try listen(bootstrap(isTLS: true), at: tls, isTLS: true, "listening (TLS)")
         }
         if let web = config.web, sslContext != nil {
-            let channel = try webBootstrap(isTLS: true).bind(host: web.host, port: web.port).wait()
-            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: true)).wait()
-            listeners.append(channel)
-            webAddress = channel.localAddress
-            logger.info("listening (HTTPS, WebSocket)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+            webAddress = try listen(webBootstrap(isTLS: true), at: web, isTLS: true, "listening (HTTPS, WebSocket)")
         }
         if let web = config.webPlain {
-            let channel = try webBootstrap(isTLS: false).bind(host: web.host, port: web.port).wait()
-            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: false)).wait()
-            listeners.append(channel)
-            webPlainAddress = channel.localAddress
-            logger.info("listening (HTTP, WebSocket, for a TLS proxy)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+            webPlainAddress = try listen(webBootstrap(isTLS: false), at: web, isTLS: false, "listening (HTTP, WebSocket, for a TLS proxy)")
+        }
+        if let plain = config.plain {
+            plainAddress = try listen(bootstrap(isTLS: false), at: plain, isTLS: false, "listening (plaintext)")
         }
         // Report links need an address people reach: the one configured, or the HTTPS listener's.
         if let base = config.webURL ?? webAddress.map({ "https://\(config.serverName):\($0.port ?? 8443)" }) {
             reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try IRCServer.linkKey(at: config.linkKeyPath)))
-        }
-        if let plain = config.plain {
-            let channel = try bootstrap(isTLS: false).bind(host: plain.host, port: plain.port).wait()
-            try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: false)).wait()
-            listeners.append(channel)
-            plainAddress = channel.localAddress
-            logger.info("listening (plaintext)", metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         }
         try loop.submit { self.listening = true }.wait()
         let tick = TimeAmount.milliseconds(Int64(min(5.0, config.pingTimeout / 4, config.registrationTimeout / 4) * 1000))
@@ -203,6 +187,15 @@ public final class IRCServer: @unchecked Sendable {
             guard let self else { return }
             self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
         }
+    }
+
+    /// Binds a listener; returns the address it got (a port of 0 picks one).
+    private func listen(_ bootstrap: ServerBootstrap, at listener: ServerConfig.Listener, isTLS: Bool, _ what: Logger.Message) throws -> SocketAddress? {
+        let channel = try bootstrap.bind(host: listener.host, port: listener.port).wait()
+        try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: isTLS)).wait()
+        listeners.append(channel)
+        logger.info(what, metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        return channel.localAddress
     }
 
     /// Reads the account names again (the server also does this every 30 seconds), for accounts
