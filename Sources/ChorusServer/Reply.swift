@@ -233,9 +233,10 @@ final class Reply {
         switch label {
         case let label? where lines.isEmpty:
             Outgoing(Message(source: server.name, "ACK"), time: server.now()).write(for: caps, label: label, to: &out)
-        case let label? where lines.count == 1:
+        case let label? where lines.count == 1 && !(caps.contains(.batch) && splits(lines[0], for: caps)):
             write(lines[0], for: caps, label: label, to: &out)
         case let label? where caps.contains(.batch):
+            // Several lines, or one the wire splits in several (a long notice): a batch either way.
             let id = client.nextBatchID()
             Outgoing(Message(source: server.name, "BATCH", ["+" + id, "labeled-response"]), time: server.now())
                 .write(for: caps, label: label, to: &out)
@@ -245,6 +246,14 @@ final class Reply {
             for line in lines { write(line, for: caps, to: &out) }
         }
         if !out.isEmpty { server.writeAnswer(server.allocator.buffer(bytes: out), to: client) }
+    }
+
+    /// Whether `line` goes out as more than one wire line (it is split to fit 512 bytes).
+    private func splits(_ line: Line, for caps: Caps) -> Bool {
+        guard case .outgoing(let outgoing) = line, outgoing.overlong == .split else { return false }
+        var bytes: [UInt8] = []
+        outgoing.write(for: caps, to: &bytes)
+        return bytes.lazy.filter { $0 == UInt8(ascii: "\n") }.count > 1
     }
 
     private func write(_ line: Line, for caps: Caps, label: String? = nil, batch outer: String? = nil, to out: inout [UInt8]) {

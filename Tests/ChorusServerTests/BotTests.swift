@@ -358,6 +358,27 @@ final class BotTests: XCTestCase {
         try back.expect("turn reminder") { $0.command == "NOTICE" && $0.params == ["mel", $0.params[1]] && $0.params[1].hasPrefix("It is mel's turn for dishes") }
     }
 
+    /// A labeled command whose one line is split to fit the wire (a long comment's event) answers
+    /// with a labeled batch, as several lines do: a client matches every piece to its command.
+    func testALongLineSplitInALabeledReplyComesAsABatch() throws {
+        let mona = try login("mona", caps: ["labeled-response", "batch", "message-tags"])
+        try mona.join("#shop")
+        let title = "Restock the shelves " + (0..<20).map { "aisle\($0)" }.joined(separator: " ")  // ~150 bytes
+        mona.send("PRIVMSG #shop :!job add \(title)")
+        try mona.expect(command: "NOTICE", "#shop")
+        // Within a client's 512 bytes; with the title in the event, more than a line holds.
+        let comment = (0..<60).map { "word\($0)" }.joined(separator: " ")
+        mona.send("@label=L7 PRIVMSG #shop :!comment 1 \(comment)")
+        let open = try mona.expect(command: "BATCH")
+        XCTAssertEqual(open.tag("label"), "L7")
+        XCTAssertEqual(open.params.dropFirst().first, "labeled-response")
+        let id = String(open.params[0].dropFirst())
+        let lines = try mona.collect(until: { $0.command == "BATCH" })
+        let pieces = lines.filter { $0.command == "NOTICE" }
+        XCTAssertGreaterThan(pieces.count, 1, "the event is split")
+        XCTAssertTrue(pieces.allSatisfy { $0.tag("batch") == id && $0.tag("label") == nil })
+    }
+
     func testTheAnswerToARoomCommandShowsInThatRoomForTheAskerAlone() throws {
         let mona = try login("mona"), mel = try login("mel")
         try mona.join("#shop")
