@@ -13,10 +13,13 @@ final class HistoryBuffer {
     private let workspace: Workspace
     private var pending: [HistoryEntry] = []
     private var flushScheduled = false
+    /// Told, on the loop, how each batch went: its lines, and the error when they were not kept.
+    private let written: ([HistoryEntry], Error?) -> Void
 
-    init(loop: EventLoop, workspace: Workspace) {
+    init(loop: EventLoop, workspace: Workspace, written: @escaping ([HistoryEntry], Error?) -> Void) {
         self.loop = loop
         self.workspace = workspace
+        self.written = written
     }
 
     /// Queues a line; it is written with the others of its batch. On the loop only.
@@ -34,6 +37,12 @@ final class HistoryBuffer {
         guard !pending.isEmpty else { return }
         let batch = pending
         pending.removeAll(keepingCapacity: true)
-        workspace.write("history") { try $0.appendHistory(batch) }
+        let loop = self.loop
+        let report = NIOLoopBound(written, eventLoop: loop)
+        workspace.write("history", { try $0.appendHistory(batch) }, done: { result in
+            loop.execute {
+                if case .failure(let error) = result { report.value(batch, error) } else { report.value([], nil) }
+            }
+        })
     }
 }

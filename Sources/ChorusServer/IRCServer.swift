@@ -72,7 +72,11 @@ public final class IRCServer: @unchecked Sendable {
     var dirty: [Client] = []
     var flushScheduled = false
     /// Chat lines waiting to be stored in one batch.
-    private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace)
+    private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace) { [unowned self] lines, error in
+        self.historyWritten(lines, error)
+    }
+    /// History that could not be written (a full disk): when it was last logged, and since then.
+    var historyTrouble: (since: Date, lastLogged: Date, unlogged: Int)?
 
     private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?

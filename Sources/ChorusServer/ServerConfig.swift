@@ -40,6 +40,10 @@ public struct ServerConfig: Sendable {
     /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
     /// nil: `https://<name>:<web port>`.
     public var webURL: String?
+    /// A budget for the database file, in MiB; past it, writes fail as on a full disk (lines are
+    /// still delivered, and their senders told they are not kept). nil: no budget.
+    public var maxDatabaseMiB: Int?
+
     /// How log lines are written: text for people, json for log collectors.
     public var logFormat = LogFormat.text
 
@@ -166,6 +170,12 @@ extension ServerConfig {
             case "web": web = try listener()
             case "web-plain": webPlain = try listener()
             case "web-origin": webOrigins.append(value)
+            case "max-database-size":
+                let digits = value.hasSuffix("M") || value.hasSuffix("m") ? String(value.dropLast()) : value
+                guard let mib = Int(digits), mib > 0 else {
+                    throw ConfigError("\(path):\(number + 1): max-database-size is a number of MiB, e.g. 2048")
+                }
+                maxDatabaseMiB = mib
             case "log-format":
                 guard let format = LogFormat(rawValue: value) else { throw ConfigError("\(path):\(number + 1): log-format is text or json") }
                 logFormat = format

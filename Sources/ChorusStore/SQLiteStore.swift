@@ -194,6 +194,17 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         try db.read { db in try Row.fetchAll(cached: db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
     }
 
+    /// Caps the database file (SQLite's `max_page_count`, on the writer): past it, writes fail as on
+    /// a full disk. nil lifts the cap. For operators who give the database a budget, and for the
+    /// tests of what the server does when it cannot write.
+    public func limitSize(toBytes bytes: Int64?) throws {
+        try pool.write { db in
+            let pageSize = try Int64.fetchOne(db, sql: "PRAGMA page_size") ?? 4096
+            let pages = bytes.map { max(1, $0 / pageSize) } ?? 4_294_967_294
+            _ = try Int64.fetchOne(db, sql: "PRAGMA max_page_count = \(pages)")
+        }
+    }
+
     public func probe() throws {
         _ = try db.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }

@@ -45,6 +45,9 @@ public final class Workspace: @unchecked Sendable {
     private let batchListener = Mutex<(@Sendable (Int) -> Void)?>(nil)
     /// Message ids of the rooms' event lines; used on the writer only.
     private var ids = MessageIDs()
+    /// Failed batches not yet logged, and when one last was (`batchFailed`); on the writer only.
+    private var lastBatchFailureLogged: Date?
+    private var unloggedBatchFailures = 0
 
     private struct Queue: Sendable {
         var work: [Work] = []
@@ -55,7 +58,7 @@ public final class Workspace: @unchecked Sendable {
     /// to the sinks, which return to that thread: hence unchecked.
     private enum Work: @unchecked Sendable {
         case command(any WorkspaceCommand, origin: AnyObject?, done: (@Sendable (Outcome) -> Void)?)
-        case write(String, @Sendable (any ChorusStorage) throws -> Void)
+        case write(String, @Sendable (any ChorusStorage) throws -> Void, done: (@Sendable (Result<Void, Error>) -> Void)?)
         case read(@Sendable (any ChorusStorage) -> Void)
     }
 
@@ -102,8 +105,9 @@ public final class Workspace: @unchecked Sendable {
     /// A write the transport makes for itself (a chat line, a membership, a queued event), in
     /// order with every other change and in the next batch's transaction. A failure is logged and
     /// takes back only this write.
-    public func write(_ what: String, _ work: @escaping @Sendable (any ChorusStorage) throws -> Void) {
-        enqueue(.write(what, work))
+    public func write(_ what: String, _ work: @escaping @Sendable (any ChorusStorage) throws -> Void,
+                      done: (@Sendable (Result<Void, Error>) -> Void)? = nil) {
+        enqueue(.write(what, work, done: done))
     }
 
     /// Work that must see every change queued before it and come before every change queued after
@@ -186,10 +190,25 @@ public final class Workspace: @unchecked Sendable {
         }
     }
 
+    /// Logs a failed batch: the first at once, then at most one line a minute with how many more
+    /// (a full disk fails every batch, and the log must not fill what is left of it).
+    private func batchFailed(_ size: Int, _ error: Error) {
+        let t = now()
+        if let last = lastBatchFailureLogged, t.timeIntervalSince(last) < 60 {
+            unloggedBatchFailures += 1
+            return
+        }
+        logger.error("a batch of \(size) changes failed: \(error)", metadata: ["failed-batches-since-last-report": "\(unloggedBatchFailures)"])
+        lastBatchFailureLogged = t
+        unloggedBatchFailures = 0
+    }
+
     /// One transaction for the batch; then, in order, each command's deliveries and outcome.
     private func commit(_ batch: [Work]) {
         guard !batch.isEmpty else { return }
         var results: [(index: Int, outcome: Outcome, deliveries: [Delivery])] = []
+        /// The transport's writes that failed inside the batch (the rest of it committed).
+        var writeFailures: [Int: Error] = [:]
         do {
             try store.transaction(cache: cache) { tx in
                 // The room lines of the batch's events, stored at its end in one statement run:
@@ -198,10 +217,12 @@ public final class Workspace: @unchecked Sendable {
                 let boards = Boards(store: tx, timeZone: settings.timeZone, now: now)
                 for (index, item) in batch.enumerated() {
                     switch item {
-                    case .write(let what, let work):
+                    case .write(let what, let work, let done):
                         try tx.savepoint {
                             do { try work(tx); return true } catch {
-                                logger.error("could not save \(what): \(error)")
+                                // A write with `done` is its owner's to report (once, not per batch).
+                                if done == nil { logger.error("could not save \(what): \(error)") }
+                                writeFailures[index] = error
                                 return false
                             }
                         }
@@ -228,16 +249,24 @@ public final class Workspace: @unchecked Sendable {
                 try tx.appendHistory(roomLines)
             }
             batchListener.withLock { $0 }?(batch.count)
+            for (index, item) in batch.enumerated() {
+                guard case .write(_, _, let done?) = item else { continue }
+                done(writeFailures[index].map { .failure($0) } ?? .success(()))
+            }
         } catch {
             // Nothing of the batch was committed: the transport's own writes are tried again one by
             // one, and the commands' askers are told nothing changed.
-            logger.error("a batch of \(batch.count) changes failed: \(error)")
+            batchFailed(batch.count, error)
             results = []
             for (index, item) in batch.enumerated() {
                 switch item {
-                case .write(let what, let work):
-                    do { try store.transaction(cache: cache) { try work($0) } } catch {
-                        logger.error("could not save \(what): \(error)")
+                case .write(let what, let work, let done):
+                    do {
+                        try store.transaction(cache: cache) { try work($0) }
+                        done?(.success(()))
+                    } catch {
+                        if done == nil { logger.error("could not save \(what): \(error)") }
+                        done?(.failure(error))
                     }
                 case .command:
                     results.append((index, .notCommitted, []))

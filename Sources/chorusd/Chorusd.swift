@@ -100,6 +100,7 @@ struct Serve: ParsableCommand {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
 
         let store = try options.openStore(settings)
+        if let mib = settings.maxDatabaseMiB { try store.limitSize(toBytes: Int64(mib) * 1024 * 1024) }
         let server = IRCServer(config: settings, store: store, logger: logger)
         try server.start()
         warnIfOthersCanRead([settings.databasePath, settings.databasePath + "-wal", settings.resolvedKeyPath], logger: logger)

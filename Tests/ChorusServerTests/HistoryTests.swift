@@ -1,6 +1,7 @@
 import ChorusCore
 import ChorusIRC
 @testable import ChorusServer
+import ChorusStore
 import XCTest
 
 final class HistoryTests: XCTestCase {
@@ -171,6 +172,41 @@ final class HistoryTests: XCTestCase {
         let phone = try server.connect(as: "ben", nick: "ben_phone")
         try phone.expect(command: "JOIN", "#log")
         XCTAssertFalse(phone.drain(for: 0.4).contains { $0.command == "PRIVMSG" })
+    }
+
+    /// A store that cannot write (here a database at its size cap, as a full disk looks to SQLite):
+    /// lines still reach their readers, the sender hears they are not kept, and once the store can
+    /// write again lines are kept again, without a restart.
+    func testLinesTheStoreCannotKeepReachTheRoomAndTheirSenderIsTold() throws {
+        let server = try TestServer()
+        let store = try XCTUnwrap(server.server.store as? SQLiteStore)
+        let caps = ["draft/chathistory", "batch", "server-time", "message-tags"]
+        let ann = try server.connect()
+        try ann.register("ann", caps: caps)
+        try ann.join("#log")
+        let ben = try server.connect()
+        try ben.register("ben")
+        try ben.join("#log")
+        ann.send("PRIVMSG #log :kept before")
+        try ben.expect(command: "PRIVMSG", "#log", "kept before")
+        usleep(100_000)  // its batch is written
+
+        try store.limitSize(toBytes: 1)  // no room to grow: writes fail as on a full disk
+        let long = String(repeating: "lost ", count: 80)
+        for i in 0..<30 { ann.send("PRIVMSG #log :\(i) \(long)") }
+        for i in 0..<30 { try ben.expect(command: "PRIVMSG", "#log", "\(i) \(long)") }  // delivered all the same
+        let told = try ann.expect("the sender told") { $0.command == "NOTICE" && $0.params.last?.contains("not kept in the history") == true }
+        XCTAssertTrue(told.params.last!.contains("you sent to #log"), told.params.last!)
+
+        try store.limitSize(toBytes: nil)
+        ann.send("PRIVMSG #log :kept after")
+        try ben.expect(command: "PRIVMSG", "#log", "kept after")
+        usleep(100_000)
+        ann.send("CHATHISTORY LATEST #log * 100")
+        let history = try ann.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+            .filter { $0.command == "PRIVMSG" }.compactMap { $0.params.last }
+        XCTAssertTrue(history.contains("kept before") && history.contains("kept after"), "\(history)")
+        XCTAssertLessThan(history.count, 32, "the lines the store refused are not in the history")
     }
 
     /// `draft/read-marker`: a marker set on one client reaches the account's others, never goes
