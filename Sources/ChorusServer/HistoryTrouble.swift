@@ -3,30 +3,27 @@ import ChorusIRC
 import Foundation
 
 /// Chat lines the store could not keep (a full disk, a database at its size limit). They were
-/// delivered, as IRC delivers; their senders are told they are not in the history, the log says so
-/// once a minute at most rather than per line, and the next batch written says it is over.
+/// delivered, as IRC delivers; their senders are told they are not in the history, and the log says
+/// so, and that it is over, at most once a minute each rather than per line or per batch.
 extension IRCServer {
     func historyWritten(_ lines: [HistoryEntry], _ error: Error?) {
+        let t = now()
+        var trouble = historyTrouble ?? (reported: false, lastLogged: nil, unlogged: 0)
+        defer { historyTrouble = trouble }
         guard let error else {
-            if let trouble = historyTrouble {
-                historyTrouble = nil
-                logger.info("history is kept again", metadata: ["not-kept-since": "\(trouble.since)"])
+            // Over: said once, if the trouble was (a store at its cap may fail and recover by turns).
+            if trouble.reported {
+                logger.info("history is kept again", metadata: ["lines-not-kept-since-last-report": "\(trouble.unlogged)"])
+                trouble = (reported: false, lastLogged: t, unlogged: 0)
             }
             return
         }
-        let t = now()
-        if var trouble = historyTrouble {
+        if let last = trouble.lastLogged, t.timeIntervalSince(last) < 60 {
             trouble.unlogged += lines.count
-            if t.timeIntervalSince(trouble.lastLogged) >= 60 {
-                logger.error("history still not kept", metadata: ["lines-since-last-report": "\(trouble.unlogged)", "error": "\(error)"])
-                trouble.lastLogged = t
-                trouble.unlogged = 0
-            }
-            historyTrouble = trouble
         } else {
-            historyTrouble = (since: t, lastLogged: t, unlogged: 0)
             logger.error("history not kept: lines are delivered but not stored until the store can write again",
-                         metadata: ["lines": "\(lines.count)", "error": "\(error)"])
+                         metadata: ["lines": "\(lines.count + trouble.unlogged)", "error": "\(error)"])
+            trouble = (reported: true, lastLogged: t, unlogged: 0)
         }
         tellSenders(lines, why: error)
     }

@@ -75,8 +75,9 @@ public final class IRCServer: @unchecked Sendable {
     private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace) { [unowned self] lines, error in
         self.historyWritten(lines, error)
     }
-    /// History that could not be written (a full disk): when it was last logged, and since then.
-    var historyTrouble: (since: Date, lastLogged: Date, unlogged: Int)?
+    /// History that could not be written (a full disk): whether the log said so, when it last
+    /// spoke of it, and the lines not kept since (`HistoryTrouble.swift`).
+    var historyTrouble: (reported: Bool, lastLogged: Date?, unlogged: Int)?
 
     private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?
