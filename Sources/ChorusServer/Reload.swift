@@ -26,19 +26,26 @@ struct CertificateStamp: Equatable {
 /// the handshakes to come); what it cannot (the addresses it listens on, its name, the data folder,
 /// the bot's nick, the time zone, password hashing) is logged as waiting for a restart.
 extension IRCServer {
-    /// The settings a restart is needed for, by config key, with how to read each.
-    private static let restartOnly: [(key: String, differs: (ServerConfig, ServerConfig) -> Bool)] = [
-        ("name", { $0.serverName != $1.serverName }),
-        ("data", { $0.dataDirectory != $1.dataDirectory }),
-        ("tls", { $0.tls != $1.tls }),
-        ("plain", { $0.plain != $1.plain }),
-        ("web", { $0.web != $1.web }),
-        ("web-plain", { $0.webPlain != $1.webPlain }),
-        ("service-nick", { $0.serviceNick != $1.serviceNick }),
-        ("timezone", { $0.timeZone != $1.timeZone }),
-        ("reminder-interval", { $0.reminderInterval != $1.reminderInterval }),
-        ("password-cost", { $0.passwordCost != $1.passwordCost }),
-        ("password-min-length", { $0.passwordMinLength != $1.passwordMinLength }),
+    /// A setting a running server cannot take: its config key, and where it is kept.
+    private struct RestartOnly {
+        let key: String
+        let differs: (ServerConfig, ServerConfig) -> Bool
+        /// Puts the running value back into a reloaded config.
+        let keep: (inout ServerConfig, ServerConfig) -> Void
+
+        init<Value: Equatable>(_ key: String, _ path: WritableKeyPath<ServerConfig, Value>) {
+            self.key = key
+            differs = { $0[keyPath: path] != $1[keyPath: path] }
+            keep = { $0[keyPath: path] = $1[keyPath: path] }
+        }
+    }
+
+    private static let restartOnly: [RestartOnly] = [
+        RestartOnly("name", \.serverName), RestartOnly("data", \.dataDirectory),
+        RestartOnly("tls", \.tls), RestartOnly("plain", \.plain), RestartOnly("web", \.web),
+        RestartOnly("web-plain", \.webPlain), RestartOnly("service-nick", \.serviceNick),
+        RestartOnly("timezone", \.timeZone), RestartOnly("reminder-interval", \.reminderInterval),
+        RestartOnly("password-cost", \.passwordCost), RestartOnly("password-min-length", \.passwordMinLength),
     ]
 
     /// Takes `new` (the config file read again, with the command line's flags over it). Returns the
@@ -52,18 +59,8 @@ extension IRCServer {
         let old = config
         var next = new
         let waiting = Self.restartOnly.filter { $0.differs(old, new) }.map(\.key)
-        // Kept as they are until the restart, so that what runs stays consistent.
-        next.serverName = old.serverName
-        next.dataDirectory = old.dataDirectory
-        next.tls = old.tls
-        next.plain = old.plain
-        next.web = old.web
-        next.webPlain = old.webPlain
-        next.serviceNick = old.serviceNick
-        next.timeZone = old.timeZone
-        next.reminderInterval = old.reminderInterval
-        next.passwordCost = old.passwordCost
-        next.passwordMinLength = old.passwordMinLength
+        // What runs keeps its settings until the restart, so that it stays consistent.
+        for setting in Self.restartOnly { setting.keep(&next, old) }
         config = next
         welcome = Welcome(config: next, createdAt: welcome.createdAt)
         if old.certificatePath != next.certificatePath || old.keyPath != next.keyPath || CertificateStamp(next) != certificateStamp {
