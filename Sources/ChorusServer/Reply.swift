@@ -251,6 +251,10 @@ final class Reply {
     /// Whether `line` goes out as more than one wire line (it is split to fit 512 bytes).
     private func splits(_ line: Line, for caps: Caps) -> Bool {
         guard case .outgoing(let outgoing) = line, outgoing.overlong == .split else { return false }
+        // Most lines are far from the limit: only those near it are written out to see.
+        let m = outgoing.message
+        let body = (m.source?.utf8.count ?? 0) + m.command.utf8.count + m.params.reduce(0) { $0 + $1.utf8.count + 2 } + 4
+        guard body > Limits.lineBytes - 32 else { return false }
         var bytes: [UInt8] = []
         outgoing.write(for: caps, to: &bytes)
         return bytes.lazy.filter { $0 == UInt8(ascii: "\n") }.count > 1
