@@ -2,8 +2,8 @@ import Foundation
 
 /// IRCv3 `server-time` stamps (`2026-11-23T06:40:00.123Z`), written without a DateFormatter:
 /// every delivered line may carry one, so this is on the hot path.
-enum Timestamp {
-    static func format(_ date: Date) -> String {
+public enum Timestamp {
+    public static func format(_ date: Date) -> String {
         // To the nearest millisecond, as the store keeps times (`Millis.from`): a line's live stamp
         // and the stamp it has when replayed must be the same, or a client asking for history
         // after a stamp gets that line again. Rounding down also read a stored millisecond

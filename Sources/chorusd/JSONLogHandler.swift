@@ -25,7 +25,7 @@ struct JSONLogHandler: LogHandler {
     func log(event: LogEvent) {
         var fields: [String: String] = [:]
         for (key, value) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { fields[key] = "\(value)" }
-        fields["time"] = Self.time(Date())
+        fields["time"] = Timestamp.format(Date())  // as IRCv3 server-time writes it
         fields["level"] = event.level.rawValue
         fields["label"] = label
         fields["message"] = "\(event.message)"
@@ -34,11 +34,5 @@ struct JSONLogHandler: LogHandler {
         guard var line = try? encoder.encode(fields) else { return }
         line.append(UInt8(ascii: "\n"))
         FileHandle.standardError.write(line)
-    }
-
-    private static func time(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: date)
     }
 }
