@@ -188,6 +188,42 @@ extension Bot {
     }
 
     func jobs(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
+        let arguments = args.words.joined(separator: " ")
+        let query = try jobQuery(inv, &args)
+        var filter = query.filter
+        filter.limit = 10
+        filter.offset = (query.page - 1) * 10
+        let (jobs, total) = try board.list(in: query.room?.key, filter: filter, by: inv.account)
+        let place = query.room?.name ?? "your personal list"
+        guard !jobs.isEmpty else {
+            return Outcome(replies: [total == 0 ? "No jobs match in \(place)." : "No jobs on page \(query.page) (\(total) in all)."])
+        }
+        let t = text(inv)
+        var lines = ["Jobs in \(place), newest first (\(filter.offset + 1)-\(filter.offset + jobs.count) of \(total)):"]
+        lines += jobs.map { "  " + t.summary($0) }
+        if filter.offset + jobs.count < total { lines.append("  … more: !jobs page:\(query.page + 1)") }
+        // Every page at once, as a spreadsheet, behind a link that expires (the web side).
+        if let links {
+            let csv = links.jobs(account: inv.account, room: inv.room?.key, arguments: arguments, timeZone: inv.timeZone.identifier, now: inv.now)
+            lines.append("  CSV of all \(min(total, JobExport.maxRows)): \(csv)")
+        }
+        return Outcome(replies: lines)
+    }
+
+    /// The jobs `!jobs <arguments>` lists, every page of them (up to `JobExport.maxRows`), for the
+    /// web side's spreadsheet.
+    public func jobExport(_ inv: Invocation, arguments: String) throws -> JobExport {
+        var args = Args(Substring(arguments))
+        let query = try jobQuery(inv, &args)
+        var filter = query.filter
+        filter.limit = JobExport.maxRows
+        filter.offset = 0
+        let (jobs, total) = try board.list(in: query.room?.key, filter: filter, by: inv.account)
+        return JobExport(place: query.room?.name ?? "personal", jobs: jobs, total: total)
+    }
+
+    /// What `!jobs`'s words ask for: the room, the filter, the page.
+    private func jobQuery(_ inv: Invocation, _ args: inout Args) throws -> (room: Invocation.RoomRef?, filter: JobFilter, page: Int) {
         let room = try self.room(inv, &args, required: false)
         var filter = JobFilter()
         var page = 1
@@ -235,18 +271,7 @@ extension Bot {
             }
         }
         if !words.isEmpty { filter.text = words.joined(separator: " ") }
-        filter.limit = 10
-        filter.offset = (page - 1) * 10
-        let (jobs, total) = try board.list(in: room?.key, filter: filter, by: inv.account)
-        let place = room?.name ?? "your personal list"
-        guard !jobs.isEmpty else {
-            return Outcome(replies: [total == 0 ? "No jobs match in \(place)." : "No jobs on page \(page) (\(total) in all)."])
-        }
-        let t = text(inv)
-        var lines = ["Jobs in \(place), newest first (\(filter.offset + 1)-\(filter.offset + jobs.count) of \(total)):"]
-        lines += jobs.map { "  " + t.summary($0) }
-        if filter.offset + jobs.count < total { lines.append("  … more: !jobs page:\(page + 1)") }
-        return Outcome(replies: lines)
+        return (room, filter, page)
     }
 
     /// A day (`today`, `fri`, `2026-12-01`) or `week` as [start, end).

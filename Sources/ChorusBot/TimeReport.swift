@@ -22,6 +22,24 @@ public struct ReportLinks: Sendable {
         let query = signer.sign([("a", account), ("q", arguments), ("tz", timeZone)], expires: now + Self.lifetime)
         return ("\(base)/report.svg?\(query)", "\(base)/report.csv?\(query)")
     }
+
+    /// The CSV of `!jobs <arguments>` as `account` typed it in `room` (a key; nil in private).
+    func jobs(account: String, room: String?, arguments: String, timeZone: String, now: Date) -> String {
+        let query = signer.sign([("a", account), ("r", room ?? ""), ("q", arguments), ("tz", timeZone)], expires: now + Self.lifetime)
+        return "\(base)/jobs.csv?\(query)"
+    }
+}
+
+/// Every job a `!jobs` line matches, for the spreadsheet its link downloads.
+public struct JobExport: Sendable {
+    /// More would be a database dump, not a list: the link names how many it holds.
+    public static let maxRows = 5000
+    /// `#kitchen`, or `personal` for the asker's own list.
+    public var place: String
+    /// Newest first.
+    public var jobs: [Job]
+    /// How many match, which may be more than `jobs` holds.
+    public var total: Int
 }
 
 /// A time report's figures: what `!report` draws as text bars, and the web side as a chart or CSV.

@@ -24,6 +24,8 @@ struct ChorusBench: ParsableCommand {
     @Flag(help: "Connect with TLS.") var tls = false
     @Flag(help: "Connect with IRC over WebSocket (TLS, /socket, text.ircv3.net), as a browser does; --port is the web port.")
     var websocket = false
+    @Flag(help: "Connect with IRC over WebSocket without TLS, as a TLS-ending proxy does, to chorusd's web-plain listener; --port is that listener's.")
+    var plainWebsocket = false
     @Option(help: "idle: connections.") var clients = 1000
     @Option(help: "idle: seconds the connections stay idle before the server's memory is read.") var settle = 1.0
     @Option(help: "fanout: members of the room.") var members = 100
@@ -49,11 +51,12 @@ struct ChorusBench: ParsableCommand {
             let server = try Spawn(spawn, keepingSendQueue: scenario == "stalled")
             spawned = server
             serverPID = server.process.processIdentifier
-            benchPort = websocket ? server.webPort : tls ? server.tlsPort : server.plainPort
+            benchPort = plainWebsocket ? server.webPlainPort : websocket ? server.webPort : tls ? server.tlsPort : server.plainPort
         }
         defer { spawned?.stop() }
         guard let serverPID else { throw ValidationError("Give --pid of the server, or --spawn PATH-TO-CHORUSD") }
-        let bench = try Bench(port: benchPort, tls: tls, webSocket: websocket, pid: serverPID, timeout: timeout)
+        guard !(plainWebsocket && (websocket || tls)) else { throw ValidationError("--plain-websocket goes without --websocket and --tls") }
+        let bench = try Bench(port: benchPort, tls: tls || websocket, webSocket: websocket || plainWebsocket, pid: serverPID, timeout: timeout)
         let figures: Figures
         switch scenario {
         case "idle":
@@ -74,7 +77,8 @@ struct ChorusBench: ParsableCommand {
         default:
             throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins or stalled")
         }
-        figures.print(title: "\(scenario)\(websocket ? " (WebSocket)" : tls ? " (TLS)" : "") against pid \(serverPID)")
+        let transport = plainWebsocket ? " (WebSocket, no TLS)" : websocket ? " (WebSocket)" : tls ? " (TLS)" : ""
+        figures.print(title: "\(scenario)\(transport) against pid \(serverPID)")
     }
 
     func raiseFileLimit() {
@@ -92,15 +96,16 @@ struct Spawn {
     let plainPort: Int
     var tlsPort: Int { plainPort + 1 }
     var webPort: Int { plainPort + 2 }
+    var webPlainPort: Int { plainPort + 3 }
     let data: URL
 
     init(_ path: String, keepingSendQueue: Bool = false) throws {
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
-        plainPort = 3 * Int.random(in: 7000..<10000)
+        plainPort = 4 * Int.random(in: 5000..<8000)
         data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
         do {
-            process = try Self.start(path, plain: plainPort, tls: plainPort + 1, web: plainPort + 2, data: data.path,
+            process = try Self.start(path, plain: plainPort, data: data.path,
                                      keepingSendQueue: keepingSendQueue)
         } catch {
             try? FileManager.default.removeItem(at: data)
@@ -114,10 +119,12 @@ struct Spawn {
         try? FileManager.default.removeItem(at: data)
     }
 
-    private static func start(_ path: String, plain: Int, tls: Int, web: Int, data: String, keepingSendQueue: Bool) throws -> Process {
+    /// Listens on four ports from `plain`: plaintext, TLS, web and web-plain.
+    private static func start(_ path: String, plain: Int, data: String, keepingSendQueue: Bool) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
-        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(tls)", "--web", "127.0.0.1:\(web)"]
+        p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(plain + 1)",
+                       "--web", "127.0.0.1:\(plain + 2)", "--web-plain", "127.0.0.1:\(plain + 3)"]
         if keepingSendQueue {
             // No per-address limit and no flood control, as --no-limits, but the default send queue.
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)

@@ -18,14 +18,13 @@ final class Bench: @unchecked Sendable {
         self.port = port
         self.server = ServerProcess(pid: pid)
         self.deadline = Date().addingTimeInterval(timeout)
-        if tls || webSocket {
+        var context: NIOSSLContext?
+        if tls {
             var c = TLSConfiguration.makeClientConfiguration()
             c.certificateVerification = .none
-            let context = try NIOSSLContext(configuration: c)
-            self.transport = webSocket ? .webSocket(context) : .tls(context)
-        } else {
-            self.transport = .plain
+            context = try NIOSSLContext(configuration: c)
         }
+        self.transport = webSocket ? .webSocket(context) : context.map(Transport.tls) ?? .plain
     }
 
     /// Polls `done` on the generator's loop until it holds or the scenario's time is up.

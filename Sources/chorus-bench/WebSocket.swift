@@ -7,13 +7,15 @@ import NIOWebSocket
 enum Transport {
     case plain
     case tls(NIOSSLContext)
-    /// IRC over WebSocket (`text.ircv3.net`) at `/socket`, over TLS: what a browser does.
-    case webSocket(NIOSSLContext)
+    /// IRC over WebSocket (`text.ircv3.net`) at `/socket`: over TLS what a browser does; without
+    /// (nil) what a TLS-ending proxy in front of `web-plain` does.
+    case webSocket(NIOSSLContext?)
 
     var tlsContext: NIOSSLContext? {
         switch self {
         case .plain: nil
-        case .tls(let context), .webSocket(let context): context
+        case .tls(let context): context
+        case .webSocket(let context): context
         }
     }
 }

@@ -12,10 +12,10 @@ import XCTest
 /// for bad input, and the web client's files. Real TLS sockets on 127.0.0.1.
 final class WebTests: XCTestCase {
     private func webServer(_ configure: (inout ServerConfig) -> Void = { _ in }) throws -> TestServer {
-        try TestServer { config in
+        try TestServer(configure: { config in
             config.web = .init(host: "127.0.0.1", port: 0)
             configure(&config)
-        }
+        })
     }
 
     // MARK: IRC over WebSocket
@@ -39,9 +39,9 @@ final class WebTests: XCTestCase {
     }
 
     func testBehindAProxyThePlainListenerSpeaksTheSame() throws {
-        let server = try TestServer { config in
+        let server = try TestServer(configure: { config in
             config.webPlain = .init(host: "127.0.0.1", port: 0)
-        }
+        })
         XCTAssertNil(server.server.webAddress, "the tests' servers have no HTTPS listener unless asked")
         let client = try TestClient(webSocketPort: server.webPlainPort, tls: false)
         XCTAssertEqual(client.subprotocol, "text.ircv3.net")
@@ -317,6 +317,49 @@ final class WebTests: XCTestCase {
         let late = try http(server, "GET \(target(urls[0])) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         XCTAssertEqual(late.status, 410)
         XCTAssertTrue(late.body.contains("expired"), late.body)
+    }
+
+    func testAJobListsLinkDownloadsEveryPageAsCSVWhileTheAskerIsAMember() throws {
+        let server = try webServer()
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("ben", "ben-password")
+        let ann = try server.connect(as: "ann")
+        try ann.join("#kitchen")
+        for i in 1...12 {
+            // A title a spreadsheet would take for a formula, and one with a comma, among them.
+            ann.send("PRIVMSG #kitchen :!job add \(i == 3 ? "=SUM(A1) trick" : i == 5 ? "Soap, sponges" : "Chore \(i)")")
+            try ann.expect("job \(i)") { $0.params.last?.contains("created job \(i) ") == true }
+        }
+        ann.send("PRIVMSG #kitchen :!job add Fix the sink @ann")
+        try ann.expect("job 13") { $0.params.last?.contains("created job 13 ") == true }
+        ann.send("PRIVMSG #kitchen :!jobs status:created")
+        let line = try ann.expect("the link") { $0.command == "NOTICE" && $0.params.last?.contains("CSV of all 12: ") == true }
+        let url = try XCTUnwrap(line.params.last?.split(separator: " ").last.map(String.init))
+        XCTAssertTrue(url.hasPrefix("https://test.chorus:\(server.webPort)/jobs.csv?a=ann&r=%23kitchen&q=status"), url)
+        let target = String(url[url.range(of: "/jobs.csv")!.lowerBound...])
+
+        let sheet = try http(server, "GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(sheet.status, 200)
+        XCTAssertEqual(sheet.headers["content-type"], "text/csv; charset=utf-8")
+        XCTAssertEqual(sheet.headers["content-disposition"], "attachment; filename=\"chorus-jobs-kitchen.csv\"")
+        let rows = sheet.rest.components(separatedBy: .newlines).filter { !$0.isEmpty }
+        XCTAssertEqual(rows.first, "id,title,status,assignee,creator,due,created,updated,tasks_done,tasks,description")
+        XCTAssertEqual(rows.count, 13, sheet.rest)  // every page: the 12 created, not the assigned one
+        XCTAssertTrue(rows[1].hasPrefix("12,Chore 12,created,,ann,,"), rows[1])
+        XCTAssertTrue(rows.contains { $0.hasPrefix("3,'=SUM(A1) trick,created,") }, sheet.rest)
+        XCTAssertTrue(rows.contains { $0.hasPrefix("5,\"Soap, sponges\",created,") }, sheet.rest)
+        XCTAssertFalse(sheet.rest.contains("Fix the sink"))
+
+        // The room or the filter is not to be changed by editing the link.
+        for (from, to) in [("r=%23kitchen", "r=%23garden"), ("q=status", "q=xstatus")] {
+            XCTAssertEqual(try http(server, "GET \(target.replacingOccurrences(of: from, with: to)) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status, 403, to)
+        }
+        // Once ann has left the room, her link shows nothing of it.
+        ann.send("PART #kitchen")
+        try ann.expect(command: "PART")
+        let after = try http(server, "GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(after.status, 400, after.rest)
+        XCTAssertFalse(after.rest.contains("Chore"), after.rest)
     }
 
     func testSignedFieldsKeepTheirCharacters() throws {

@@ -10,33 +10,57 @@ import NIOHTTP1
 /// the web side runs the very report the person asked for, a day long.
 extension IRCServer {
     func reportResponse(to request: HTTPRequestHead, as format: ReportFormat) -> EventLoopFuture<WebResponse> {
-        guard let links = reportLinks else { return loop.makeSucceededFuture(.text(.notFound, "Reports are not served here.")) }
-        let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
         let fields: [String: String]
-        do {
-            fields = try links.signer.verify(query, now: now())
-        } catch let refusal as LinkSigner.Refusal {
-            return loop.makeSucceededFuture(.text(refusal == .expired ? .gone : .forbidden, refusal.description))
-        } catch {
-            return loop.makeSucceededFuture(.text(.forbidden, "\(error)"))
+        switch signedFields(of: request, naming: ["a", "q"]) {
+        case .success(let verified): fields = verified
+        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
         }
-        guard let account = fields["a"], let arguments = fields["q"] else {
-            return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description))
-        }
+        let account = fields["a"]!, arguments = fields["q"]!
         let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
         let now = self.now
         return readAfterWrites { store -> TimeReport in
-            var rooms: [String: String] = [:]
-            for membership in try store.memberships(ofAccount: Account.key(account)) {
-                rooms[membership.room] = try store.roomName(membership.room) ?? membership.room
-            }
-            let invocation = Invocation(account: account, nick: account, room: nil, rooms: rooms, onlineAccounts: [:],
-                                        timeZone: zone, now: now())
+            let invocation = try IRCServer.linkInvocation(account: account, room: nil, zone: zone, now: now(), store)
             return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).timeReport(invocation, arguments: arguments)
         }
         .map { format.response(for: $0) }
         .recover { .text(.badRequest, "\($0)") }
     }
+
+    /// A link's fields once its signature and time check out, with each of `required` present.
+    func signedFields(of request: HTTPRequestHead, naming required: [String]) -> Result<[String: String], LinkRefusal> {
+        guard let links = reportLinks else { return .failure(LinkRefusal(status: .notFound, text: "Reports are not served here.")) }
+        let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
+        do {
+            let fields = try links.signer.verify(query, now: now())
+            guard required.allSatisfy({ fields[$0] != nil }) else {
+                return .failure(LinkRefusal(status: .forbidden, text: LinkSigner.Refusal.tampered.description))
+            }
+            return .success(fields)
+        } catch let refusal as LinkSigner.Refusal {
+            return .failure(LinkRefusal(status: refusal == .expired ? .gone : .forbidden, text: refusal.description))
+        } catch {
+            return .failure(LinkRefusal(status: .forbidden, text: "\(error)"))
+        }
+    }
+
+    /// The account behind a link as the bot sees it now: its rooms as they are today, so a link
+    /// outlives neither a membership nor the account.
+    static func linkInvocation(account: String, room: String?, zone: TimeZone, now: Date, _ store: any ChorusStorage) throws -> Invocation {
+        var rooms: [String: String] = [:]
+        for membership in try store.memberships(ofAccount: Account.key(account)) {
+            rooms[membership.room] = try store.roomName(membership.room) ?? membership.room
+        }
+        let here = room.flatMap { key in rooms[key].map { Invocation.RoomRef(key: key, name: $0) } }
+        if let room, here == nil { throw JobError.notInRoom(room) }
+        return Invocation(account: account, nick: account, room: here, rooms: rooms, onlineAccounts: [:], timeZone: zone, now: now)
+    }
+}
+
+/// Why a signed link was not followed, as the HTTP answer says it.
+struct LinkRefusal: Error {
+    var status: HTTPResponseStatus
+    var text: String
+    var response: WebResponse { .text(status, text) }
 }
 
 enum ReportFormat {
@@ -52,31 +76,22 @@ enum ReportFormat {
             // A picture, never a page: nothing in it runs.
             response.headers.add(name: "Content-Security-Policy", value: "default-src 'none'; style-src 'unsafe-inline'")
         case .csv:
-            response.body = ByteBuffer(string: Self.csv(report))
-            response.headers.add(name: "Content-Type", value: "text/csv; charset=utf-8")
-            response.headers.add(name: "Content-Disposition", value: "attachment; filename=\"chorus-report.csv\"")
+            return WebResponse.csv(Self.csv(report), fileName: "chorus-report.csv")
         }
         response.headers.add(name: "Cache-Control", value: "private, max-age=60")
         return response
     }
 
-    /// RFC 4180: one row a line, fields with commas, quotes or line breaks quoted.
     static func csv(_ report: TimeReport) -> String {
-        func field(_ text: String) -> String {
-            // A leading = + - @ makes a spreadsheet read a formula: a quote mark keeps it text.
-            let safe = text.first.map { "=+-@".contains($0) } == true ? "'" + text : text
-            return safe.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" })
-                ? "\"" + safe.replacingOccurrences(of: "\"", with: "\"\"") + "\"" : safe
-        }
         let total = report.total
-        var lines = ["name,minutes,hours,share_percent,planned_minutes"]
+        var sheet = CSV(header: ["name", "minutes", "hours", "share_percent", "planned_minutes"])
         for row in report.rows {
             let share = total > 0 ? String(format: "%.1f", Double(row.seconds) * 100 / Double(total)) : "0.0"
-            lines.append([field(row.label), String(row.seconds / 60), String(format: "%.2f", Double(row.seconds) / 3600), share,
-                          row.planned.map { String($0 / 60) } ?? ""].joined(separator: ","))
+            sheet.append([row.label, String(row.seconds / 60), String(format: "%.2f", Double(row.seconds) / 3600), share,
+                          row.planned.map { String($0 / 60) } ?? ""])
         }
-        lines.append(["total", String(total / 60), String(format: "%.2f", Double(total) / 3600), "100.0", ""].joined(separator: ","))
-        return lines.joined(separator: "\r\n") + "\r\n"
+        sheet.append(["total", String(total / 60), String(format: "%.2f", Double(total) / 3600), "100.0", ""])
+        return sheet.text
     }
 }
 

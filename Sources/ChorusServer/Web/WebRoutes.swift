@@ -16,6 +16,8 @@ extension IRCServer {
             return reportResponse(to: request, as: .svg)
         case "/report.csv":
             return reportResponse(to: request, as: .csv)
+        case "/jobs.csv":
+            return jobSheetResponse(to: request)
         case "/metrics":
             return loop.makeSucceededFuture(metricsResponse(for: peer))
         case "/client.json":
