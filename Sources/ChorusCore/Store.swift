@@ -12,6 +12,9 @@ public enum StoreError: Error, Equatable, Sendable {
 public protocol Store: Sendable {
     /// Throws when the database cannot be read (a health check).
     func probe() throws
+    /// Lets go of the database (files, connections) once the server is done with it; a
+    /// transaction's handle has nothing of its own to let go.
+    func close()
 
     // Accounts
     func insertAccount(_ account: Account) throws -> Account

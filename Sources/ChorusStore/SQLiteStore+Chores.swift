@@ -90,7 +90,7 @@ extension SQLiteStore: ChoreStore {
 
     public func saveList(_ list: SharedList, events: [Event]) throws -> [Event] {
         try db.write { db in
-            let items = String(decoding: try JSONEncoder().encode(list.items), as: UTF8.self)
+            let items = StoredForm.encode(list.items)
             try db.run(sql: """
                 INSERT INTO lists (room, key, name, items) VALUES (?, ?, ?, ?)
                 ON CONFLICT(room, key) DO UPDATE SET items = excluded.items
@@ -100,16 +100,14 @@ extension SQLiteStore: ChoreStore {
     }
 
     private static func choreArguments(_ c: Chore) -> [(any DatabaseValueConvertible)?] {
-        let frequency = String(decoding: (try? JSONEncoder().encode(c.frequency)) ?? Data(), as: UTF8.self)
-        let rotation = String(decoding: (try? JSONEncoder().encode(c.rotation)) ?? Data("[]".utf8), as: UTF8.self)
-        return [Account.key(c.room), c.key, c.name, frequency, c.hour, c.minute, rotation, c.current,
+        return [Account.key(c.room), c.key, c.name, StoredForm.encode(c.frequency), c.hour, c.minute, StoredForm.encode(c.rotation), c.current,
                 Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt),
                 c.lastReminder.map(Millis.from), c.roomToldOverdue, c.swapFrom, c.swapTo]
     }
 
     private static func chore(_ row: Row) -> Chore {
-        let frequency = (try? JSONDecoder().decode(Frequency.self, from: Data((row["frequency"] as String).utf8))) ?? .days(1)
-        let rotation = (try? JSONDecoder().decode([String].self, from: Data((row["rotation"] as String).utf8))) ?? []
+        let frequency = StoredForm.decode(Frequency.self, row["frequency"]) ?? .days(1)
+        let rotation = StoredForm.decode([String].self, row["rotation"]) ?? []
         var chore = Chore(id: row["id"], room: row["room"], name: row["name"], frequency: frequency, hour: row["hour"], minute: row["minute"],
                           rotation: rotation, current: row["current"], turnSince: Millis.date(row["turn_since"]), due: Millis.date(row["due"]),
                           createdBy: row["created_by"], createdAt: Millis.date(row["created_at"]))
@@ -121,7 +119,7 @@ extension SQLiteStore: ChoreStore {
     }
 
     private static func list(_ row: Row) -> SharedList {
-        let items = (try? JSONDecoder().decode([SharedList.Item].self, from: Data((row["items"] as String).utf8))) ?? []
+        let items = StoredForm.decode([SharedList.Item].self, row["items"]) ?? []
         return SharedList(room: row["room"], name: row["name"], items: items)
     }
 }

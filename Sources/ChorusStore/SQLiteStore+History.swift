@@ -16,7 +16,7 @@ extension SQLiteStore {
             let statement = try db.cachedStatement(sql: Self.insertHistory)
             for e in entries {
                 try statement.execute(arguments: [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source,
-                                                  e.account, e.target, e.text, e.clientTags, e.audience.map(Self.audienceColumn)])
+                                                  e.account, e.target, e.text, e.clientTags, e.audience.map(StoredForm.audience)])
             }
         }
     }
@@ -128,11 +128,6 @@ extension SQLiteStore {
         HistoryEntry(conversation: row[0], msgid: row[1], time: Millis.date(row[2]),
                      command: row[3], source: row[4], account: row[5],
                      target: row[6], text: row[7], clientTags: row[8],
-                     audience: (row[9] as String?).map { $0.split(separator: " ").map(String.init) })
-    }
-
-    /// ` alice bob `: spaces on both ends, so `instr` finds a whole key and never a part of one.
-    static func audienceColumn(_ keys: [String]) -> String {
-        " " + keys.map(Account.key).joined(separator: " ") + " "
+                     audience: (row[9] as String?).map(StoredForm.audience))
     }
 }

@@ -202,82 +202,10 @@ extension SQLiteStore: JobStore {
 
     // MARK: Rows
 
-    private static let encoder = JSONEncoder()
-    private static let decoder = JSONDecoder()
-
-    private static func json<T: Encodable>(_ value: T) -> String {
-        (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
-    }
-
-    private static func decode<T: Decodable>(_ type: T.Type, _ text: String) -> T? {
-        try? decoder.decode(type, from: Data(text.utf8))
-    }
-
-    /// Lists are mostly empty (a job's tasks and photos): skip the decoder for those.
-    static func decodeList<T: Decodable>(_ type: [T].Type, _ text: String) -> [T] {
-        text == "[]" ? [] : decode(type, text) ?? []
-    }
-
-    // An event's fields are flat strings, written here by hand as bytes: JSONEncoder cost more than
-    // the INSERT, and joining Strings ~16k instructions an event (callgrind, `commands`).
-    static func json(_ list: [String]) -> String {
-        var out: [UInt8] = [UInt8(ascii: "[")]
-        for (i, item) in list.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            writeQuoted(item, to: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func json(_ object: [String: String]) -> String {
-        var out: [UInt8] = [UInt8(ascii: "{")]
-        out.reserveCapacity(128)
-        for (i, field) in object.sorted(by: { $0.key < $1.key }).enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            writeQuoted(field.key, to: &out)
-            out.append(UInt8(ascii: ":"))
-            writeQuoted(field.value, to: &out)
-        }
-        out.append(UInt8(ascii: "}"))
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// A JSON string (RFC 8259): quote, backslash and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var out: [UInt8] = []
-        writeQuoted(text, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Bytewise is exact: every character escaped is ASCII, and no byte of a multi-byte UTF-8
-    /// sequence is below 0x80.
-    private static func writeQuoted(_ text: String, to out: inout [UInt8]) {
-        let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
-        out.append(quote)
-        // Most strings need no escape: one pass over the bytes, then a plain copy.
-        if !text.utf8.contains(where: { $0 == quote || $0 == backslash || $0 < 0x20 }) {
-            out.append(contentsOf: text.utf8)
-        } else {
-            let hex = Array("0123456789abcdef".utf8)
-            for byte in text.utf8 {
-                switch byte {
-                case quote, backslash: out.append(backslash); out.append(byte)
-                case UInt8(ascii: "\n"): out.append(backslash); out.append(UInt8(ascii: "n"))
-                case UInt8(ascii: "\r"): out.append(backslash); out.append(UInt8(ascii: "r"))
-                case UInt8(ascii: "\t"): out.append(backslash); out.append(UInt8(ascii: "t"))
-                case ..<0x20: out.append(contentsOf: [backslash, UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 15)]])
-                default: out.append(byte)
-                }
-            }
-        }
-        out.append(quote)
-    }
-
     private static func jobArguments(_ job: Job) -> [(any DatabaseValueConvertible)?] {
         [job.room, job.title, job.description, job.status.rawValue, job.creator, Account.key(job.creator),
          job.assignee, job.assignee.map(Account.key), job.due.map(Millis.from), Millis.from(job.createdAt),
-         Millis.from(job.updatedAt), job.tasks.isEmpty ? "[]" : json(job.tasks), job.photos.isEmpty ? "[]" : json(job.photos)]
+         Millis.from(job.updatedAt), StoredForm.list(job.tasks), StoredForm.list(job.photos)]
     }
 
     // Rows are read by position, in the order of these lists: a lookup by name lowercases the name
@@ -289,7 +217,7 @@ extension SQLiteStore: JobStore {
         Job(id: row[0], room: row[1], title: row[2], description: row[3],
             status: Job.Status(rawValue: row[4]) ?? .created, creator: row[5], assignee: row[6],
             due: (row[7] as Int64?).map(Millis.date), createdAt: Millis.date(row[8]), updatedAt: Millis.date(row[9]),
-            tasks: decodeList([Job.Task].self, row[10]), photos: decodeList([Job.Photo].self, row[11]))
+            tasks: StoredForm.decodeList([Job.Task].self, row[10]), photos: StoredForm.decodeList([Job.Photo].self, row[11]))
     }
 
     private static func ask(_ row: Row) -> Ask {
@@ -305,9 +233,8 @@ extension SQLiteStore: JobStore {
     static func insert(_ event: Event, _ db: Database) throws -> Event {
         try db.run(sql: """
             INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [event.type, event.room, event.job, event.actor, json(event.data), Millis.from(event.at),
-                             json(event.concerns), event.audience.map { json($0) },
-                             event.type.hasPrefix("request.") ? event.data["request"].flatMap { Int64($0) } : nil])
+            """, arguments: [event.type, event.room, event.job, event.actor, StoredForm.json(event.data), Millis.from(event.at),
+                             StoredForm.json(event.concerns), event.audience.map { StoredForm.json($0) }, StoredForm.requestNumber(of: event)])
         var saved = event
         saved.id = db.lastInsertedRowID
         return saved
@@ -323,9 +250,9 @@ extension SQLiteStore: JobStore {
 
     static func event(_ row: Row) -> Event {
         Event(id: row[0], type: row[1], room: row[2], job: row[3], actor: row[4],
-              data: decode([String: String].self, row[5]) ?? [:], at: Millis.date(row[6]),
-              concerns: decodeList([String].self, row[7]),
-              audience: (row[8] as String?).flatMap { decode([String].self, $0) })
+              data: StoredForm.decode([String: String].self, row[5]) ?? [:], at: Millis.date(row[6]),
+              concerns: StoredForm.decodeList([String].self, row[7]),
+              audience: (row[8] as String?).flatMap { StoredForm.decode([String].self, $0) })
     }
 
     private static func whereClause(_ f: JobFilter) -> (String, [(any DatabaseValueConvertible)?]) {

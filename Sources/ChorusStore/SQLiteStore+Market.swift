@@ -19,7 +19,7 @@ extension SQLiteStore: MarketStore {
                 INSERT INTO contractors (account_key, account, active, skills, rate, area, bio) VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(account_key) DO UPDATE SET account = excluded.account, active = excluded.active,
                   skills = excluded.skills, rate = excluded.rate, area = excluded.area, bio = excluded.bio
-                """, arguments: [key, c.account, c.active, Self.lines(c.skills), c.rate, Self.lines(c.area), c.bio])
+                """, arguments: [key, c.account, c.active, StoredForm.lines(c.skills), c.rate, StoredForm.lines(c.area), c.bio])
             // The skill index: what `contractors(withSkill:)` reads instead of every contractor.
             try db.run(sql: "DELETE FROM contractor_skills WHERE account_key = ?", arguments: [key])
             for skill in c.skills {
@@ -42,13 +42,8 @@ extension SQLiteStore: MarketStore {
     }
 
     private static func contractor(_ row: Row) -> Contractor {
-        Contractor(account: row[0], active: row[1], skills: lines(row[2]), rate: row[3], area: lines(row[4]), bio: row[5])
+        Contractor(account: row[0], active: row[1], skills: StoredForm.lines(row[2]), rate: row[3], area: StoredForm.lines(row[4]), bio: row[5])
     }
-
-    // Skills and places are kept one per line: no line break can come through IRC or the rules, and
-    // a match reads a thousand contractors, where a JSON decoder per list was most of its time.
-    private static func lines(_ list: [String]) -> String { list.joined(separator: "\n") }
-    private static func lines(_ text: String) -> [String] { text.isEmpty ? [] : text.split(separator: "\n").map(String.init) }
 
     // MARK: Requests
 

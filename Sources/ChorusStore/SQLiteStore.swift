@@ -314,9 +314,3 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
                    voiced: row["voiced"], since: Millis.date(row["since"]))
     }
 }
-
-/// Times are stored as integer milliseconds since 1970: exact, sortable, and compact.
-enum Millis {
-    static func from(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
-    static func date(_ millis: Int64) -> Date { Date(timeIntervalSince1970: Double(millis) / 1000) }
-}
