@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
     ],
     targets: [
         // The wire: IRC message model, parser, serializer, numerics, casemapping. No NIO, no Foundation.
@@ -38,6 +39,19 @@ let package = Package(
         .target(
             name: "ChorusStore",
             dependencies: ["ChorusCore", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        // PostgreSQL through postgres-nio: the same store protocols, for several nodes on one database.
+        .target(
+            name: "ChorusPostgres",
+            dependencies: [
+                "ChorusCore", "ChorusStore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The one door to the team's state: commands, group commit, the event sinks, what comes due.
         .target(
@@ -75,7 +89,7 @@ let package = Package(
         .executableTarget(
             name: "chorusd",
             dependencies: [
-                "ChorusServer", "ChorusStore", "ChorusCore",
+                "ChorusServer", "ChorusStore", "ChorusPostgres", "ChorusCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -99,15 +113,25 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // The store a test runs on: SQLite, or PostgreSQL when CHORUS_TEST_STORE=postgres.
+        .target(name: "ChorusTestSupport", dependencies: ["ChorusCore", "ChorusStore", "ChorusPostgres"], path: "Tests/ChorusTestSupport"),
         .testTarget(name: "ChorusIRCTests", dependencies: ["ChorusIRC"]),
-        .testTarget(name: "ChorusStoreTests", dependencies: ["ChorusStore", "ChorusCore"]),
-        .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore", "ChorusStore"]),
-        .testTarget(name: "ChorusWorkspaceTests", dependencies: ["ChorusWorkspace", "ChorusCore", "ChorusStore"]),
-        .testTarget(name: "ChorusBotTests", dependencies: ["ChorusBot", "ChorusWorkspace", "ChorusCore", "ChorusStore"]),
+        .testTarget(
+            name: "ChorusStoreTests",
+            dependencies: [
+                "ChorusStore", "ChorusCore", "ChorusPostgres", "ChorusTestSupport",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ChorusCoreTests", dependencies: ["ChorusCore", "ChorusStore", "ChorusTestSupport"]),
+        .testTarget(name: "ChorusWorkspaceTests", dependencies: ["ChorusWorkspace", "ChorusCore", "ChorusStore", "ChorusTestSupport"]),
+        .testTarget(name: "ChorusBotTests", dependencies: ["ChorusBot", "ChorusWorkspace", "ChorusCore", "ChorusStore", "ChorusTestSupport"]),
         .testTarget(
             name: "ChorusServerTests",
             dependencies: [
-                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot",
+                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot", "ChorusTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

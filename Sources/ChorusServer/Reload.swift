@@ -41,7 +41,7 @@ extension IRCServer {
     }
 
     private static let restartOnly: [RestartOnly] = [
-        RestartOnly("name", \.serverName), RestartOnly("data", \.dataDirectory),
+        RestartOnly("name", \.serverName), RestartOnly("data", \.dataDirectory), RestartOnly("store", \.store),
         RestartOnly("tls", \.tls), RestartOnly("plain", \.plain), RestartOnly("web", \.web),
         RestartOnly("web-plain", \.webPlain), RestartOnly("service-nick", \.serviceNick),
         RestartOnly("timezone", \.timeZone), RestartOnly("reminder-interval", \.reminderInterval),

@@ -25,6 +25,9 @@ public struct ServerConfig: Sendable {
     public var serverName = "chorus.local"
     public var network = "Chorus"
     public var dataDirectory = "./chorus-data"
+    /// Where the team's data is kept: nil for the SQLite file in the data folder, or a PostgreSQL
+    /// URL (`postgres://user@host:5432/database`).
+    public var store: String?
     /// nil: that listener is off.
     public var tls: Listener? = Listener(host: "0.0.0.0", port: 6697)
     public var plain: Listener? = Listener(host: "127.0.0.1", port: 6667)
@@ -165,6 +168,11 @@ extension ServerConfig {
                 guard let tz = TimeZone(identifier: value) else { throw ConfigError("\(path):\(number + 1): unknown time zone \(value)") }
                 timeZone = tz
             case "data": dataDirectory = value
+            case "store":
+                guard value == "sqlite" || value.hasPrefix("postgres://") || value.hasPrefix("postgresql://") else {
+                    throw ConfigError("\(path):\(number + 1): store is sqlite or a PostgreSQL URL such as postgres://chorus@127.0.0.1/chorus")
+                }
+                store = value == "sqlite" ? nil : value
             case "tls": tls = try listener()
             case "plain": plain = try listener()
             case "web": web = try listener()

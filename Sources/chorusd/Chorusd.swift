@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusCore
+import ChorusPostgres
 import ChorusServer
 import ChorusStore
 import Dispatch
@@ -23,18 +24,26 @@ struct DataOptions: ParsableArguments {
     @Option(name: .long, help: "The data folder: database, certificate and key. Default ./chorus-data.")
     var data: String?
 
+    @Option(name: .long, help: "Keep the team's data in PostgreSQL at this URL (postgres://user@host:5432/database) rather than the data folder's SQLite file.")
+    var store: String?
+
     func load() throws -> ServerConfig {
         // What chorusd writes (database, its log, the TLS key) is for the server's user alone.
         umask(0o077)
         var settings = ServerConfig()
         if let config { try settings.load(file: config) }
         if let data { settings.dataDirectory = data }
+        if let store { settings.store = store == "sqlite" ? nil : store }
         return settings
     }
 
-    /// The checked store of the data folder (`DataFolder`): an error names the file and what to do.
-    func openStore(_ settings: ServerConfig) throws -> SQLiteStore {
-        try DataFolder(path: settings.dataDirectory).openStore()
+    /// The store the settings name: PostgreSQL at `store`, or the checked SQLite file of the data
+    /// folder (`DataFolder`). An error names the file or the server, and what to do.
+    func openStore(_ settings: ServerConfig) throws -> any ChorusStorage {
+        if let url = settings.store {
+            return try PostgresStore(location: try PostgresLocation(url))
+        }
+        return try DataFolder(path: settings.dataDirectory).openStore()
     }
 }
 
@@ -90,6 +99,7 @@ struct Serve: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "chorusd")
+        let storeName = try settings.store.map { try PostgresLocation($0).description } ?? settings.databasePath
         guard settings.tls != nil || settings.plain != nil else {
             throw ValidationError("Both IRC listeners are off: give --tls or --plain an address")
         }
@@ -100,7 +110,14 @@ struct Serve: ParsableCommand {
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
 
         let store = try options.openStore(settings)
-        if let mib = settings.maxDatabaseMiB { try store.limitSize(toBytes: Int64(mib) * 1024 * 1024) }
+        if let mib = settings.maxDatabaseMiB {
+            // PostgreSQL's size is its operator's to limit (quotas, tablespaces), not ours.
+            if let file = store as? SQLiteStore {
+                try file.limitSize(toBytes: Int64(mib) * 1024 * 1024)
+            } else {
+                logger.warning("max-database-size applies to the SQLite store only: PostgreSQL's size is not capped here")
+            }
+        }
         let server = IRCServer(config: settings, store: store, logger: logger)
         try server.start()
         warnIfOthersCanRead([settings.databasePath, settings.databasePath + "-wal", settings.resolvedKeyPath], logger: logger)
@@ -109,6 +126,7 @@ struct Serve: ParsableCommand {
             "plain": "\(server.plainAddress.map { "\($0)" } ?? "off")",
             "web": "\(server.webAddress.map { "\($0)" } ?? "off")",
             "data": "\(settings.dataDirectory)",
+            "store": "\(storeName)",
         ])
 
         // Stop cleanly on SIGINT/SIGTERM: tell everyone, write what is pending, close the database.
@@ -152,8 +170,9 @@ struct Check: ParsableCommand {
         var failed = false
         do {
             let store = try options.openStore(settings)
+            try store.probe()
             store.close()
-            print("database \(settings.databasePath): ok")
+            print("database \(try settings.store.map { try PostgresLocation($0).description } ?? settings.databasePath): ok")
         } catch {
             print("database: \(error)")
             failed = true
@@ -185,7 +204,11 @@ struct Backup: ParsableCommand {
 
     func run() throws {
         let settings = try options.load()
-        let store = try options.openStore(settings)
+        guard settings.store == nil else {
+            throw ConfigError("The team's data is in PostgreSQL: back it up with PostgreSQL's own tools "
+                + "(pg_dump, or a base backup with streaming replication), as README's \"Backups\" says.")
+        }
+        let store = try DataFolder(path: settings.dataDirectory).openStore()
         defer { store.close() }
         try store.backup(to: file)
         print("copied \(settings.databasePath) to \(file)")
@@ -220,7 +243,7 @@ struct AccountCommand: ParsableCommand {
     /// there is none: a mistyped `--data` must not quietly look like a server with no accounts.
     static func accounts(_ options: DataOptions, mayCreate: Bool = false) throws -> Accounts {
         let settings = try options.load()
-        if !FileManager.default.fileExists(atPath: settings.databasePath) {
+        if settings.store == nil, !FileManager.default.fileExists(atPath: settings.databasePath) {
             guard mayCreate else {
                 throw ValidationError("There is no Chorus database at \(settings.databasePath): give --data with the server's data "
                     + "folder (or --config with its config file). `chorusd account add` makes one in a new folder.")

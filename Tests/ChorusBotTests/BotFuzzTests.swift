@@ -1,6 +1,7 @@
 import ChorusBot
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import ChorusWorkspace
 import Foundation
 import Testing
@@ -9,7 +10,7 @@ import Testing
 /// words and awkward arguments, against a real (in-memory) store. Every line gets an answer.
 @Suite struct BotFuzzTests {
     @Test func randomCommandLinesAlwaysGetAnAnswer() throws {
-        let store = try SQLiteStore.inMemory()
+        let store = try TestStore.fresh()
         let t0 = Date(timeIntervalSince1970: 1_800_000_000)
         for name in ["ann", "ben"] { _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: t0)) }
         try store.saveRoom(Room(name: "#r", createdAt: t0))

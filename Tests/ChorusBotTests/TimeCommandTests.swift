@@ -1,13 +1,14 @@
 import ChorusBot
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import ChorusWorkspace
 import Foundation
 import XCTest
 
 /// `!track` and `!report` read and show times in the person's zone, across a daylight-saving change.
 final class TimeCommandTests: XCTestCase {
-    func run(_ line: String, at iso: String, zone: String, store: SQLiteStore) -> [String] {
+    func run(_ line: String, at iso: String, zone: String, store: any ChorusStorage) -> [String] {
         let now = ISO8601DateFormatter().date(from: iso)!
         let boards = Boards(store: store, timeZone: TimeZone(identifier: "UTC")!, now: { now })
         let invocation = Invocation(account: "ann", nick: "ann", room: nil, rooms: [:], onlineAccounts: [:],
@@ -18,7 +19,7 @@ final class TimeCommandTests: XCTestCase {
     /// Paris leaves summer time at 03:00 on Sunday 25 Oct 2026, when clocks go back to 02:00:
     /// 01:30 to 03:30 that night lasts three hours, and the day has 25.
     func testANightWhenTheClocksGoBackLastsAnHourLonger() throws {
-        let store = try SQLiteStore.inMemory()
+        let store = try TestStore.fresh()
         _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
         try store.setTimeZone("Europe/Paris", of: "ann")
         let noon = "2026-10-25T11:00:00Z"  // 12:00 in Paris, winter time

@@ -1,11 +1,12 @@
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import Foundation
 import XCTest
 
 /// Rotations, covering, skipping and the calendar of chores, on a clock the test moves.
 final class ChoreBoardTests: XCTestCase {
-    var store: SQLiteStore!
+    var store: (any ChorusStorage)!
     var clock = Clock()
     var board: ChoreBoard!
     let paris = TimeZone(identifier: "Europe/Paris")!
@@ -15,7 +16,7 @@ final class ChoreBoardTests: XCTestCase {
     }
 
     override func setUpWithError() throws {
-        store = try SQLiteStore.inMemory()
+        store = try TestStore.fresh()
         let clock = self.clock
         board = ChoreBoard(store: store, timeZone: paris, now: { clock.now })
         for name in ["ann", "ben", "cat"] {

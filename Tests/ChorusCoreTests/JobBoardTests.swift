@@ -1,17 +1,18 @@
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import Foundation
 import XCTest
 
 /// The job rules against a real (in-memory) SQLite store: permissions, the status machine,
 /// visibility, and that each change writes its events.
 final class JobBoardTests: XCTestCase {
-    var store: SQLiteStore!
+    var store: (any ChorusStorage)!
     var board: JobBoard!
     let t0 = Date(timeIntervalSince1970: 1_800_000_000)
 
     override func setUpWithError() throws {
-        store = try SQLiteStore.inMemory()
+        store = try TestStore.fresh()
         let t0 = self.t0
         board = JobBoard(store: store, now: { t0 })
         for name in ["mona", "mel", "max", "outsider"] {

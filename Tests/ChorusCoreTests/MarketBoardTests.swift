@@ -1,17 +1,18 @@
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import Foundation
 import XCTest
 
 /// The marketplace's rules, each with a test that fails without it: who is told of a new request,
 /// who may offer, hire, finish, confirm, review, cancel and write, and what each side sees.
 final class MarketBoardTests: XCTestCase {
-    var store: SQLiteStore!
+    var store: (any ChorusStorage)!
     var market: MarketBoard!
     var clock: Date = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
 
     override func setUpWithError() throws {
-        store = try SQLiteStore.inMemory()
+        store = try TestStore.fresh()
         let box = ClockBox(self)
         market = MarketBoard(store: store, now: { box.now })
         for name in ["ann", "bob", "cat", "dan", "eve"] {

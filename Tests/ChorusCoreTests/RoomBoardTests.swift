@@ -1,18 +1,19 @@
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import Foundation
 import XCTest
 
 /// Belonging to a room: who adds whom, and what leaving does to the work someone held there.
 final class RoomBoardTests: XCTestCase {
-    var store: SQLiteStore!
+    var store: (any ChorusStorage)!
     var rooms: RoomBoard!
     var jobs: JobBoard!
     var chores: ChoreBoard!
     let t0 = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
 
     override func setUpWithError() throws {
-        store = try SQLiteStore.inMemory()
+        store = try TestStore.fresh()
         let t0 = self.t0
         jobs = JobBoard(store: store, now: { t0 })
         chores = ChoreBoard(store: store, timeZone: TimeZone(identifier: "UTC")!, now: { t0 })

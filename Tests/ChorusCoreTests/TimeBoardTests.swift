@@ -1,12 +1,13 @@
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import Foundation
 import XCTest
 
 /// Tracked time: one timer, switching, no overlaps, nothing in the future, edits, modes, time on
 /// jobs told to the room once, and reports summed by the store against totals worked out by hand.
 final class TimeBoardTests: XCTestCase {
-    var store: SQLiteStore!
+    var store: (any ChorusStorage)!
     var time: TimeBoard!
     var jobs: JobBoard!
     var clock = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
@@ -18,7 +19,7 @@ final class TimeBoardTests: XCTestCase {
     }
 
     override func setUpWithError() throws {
-        store = try SQLiteStore.inMemory()
+        store = try TestStore.fresh()
         let box = ClockBox(self)
         jobs = JobBoard(store: store, now: { box.now })
         time = TimeBoard(store: store, jobs: jobs, now: { box.now })

@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusIRC
 @testable import ChorusServer
 import ChorusStore
+import ChorusTestSupport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -17,6 +18,8 @@ final class TestServer {
     let folder: URL
     var config: ServerConfig
     private(set) var server: IRCServer!
+    /// The server's store: closed when the server stops (PostgreSQL's connections are few).
+    private var store: (any ChorusStorage)?
 
     let now: @Sendable () -> Date
     let newSecret: @Sendable () -> String
@@ -44,7 +47,9 @@ final class TestServer {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var logger = Logger(label: "chorus-test")
         logger.logLevel = .warning
-        server = IRCServer(config: config, store: try SQLiteStore(path: config.databasePath), now: now, logger: logger,
+        let store = try TestStore.at(folder: config.dataDirectory)
+        self.store = store
+        server = IRCServer(config: config, store: store, now: now, logger: logger,
                            newSecret: newSecret)
         try server.start()
     }
@@ -52,6 +57,7 @@ final class TestServer {
     /// Stops and starts again on the same data folder (new ports).
     func restart() throws {
         server.shutdown()
+        store?.close()
         try start()
     }
 
@@ -84,6 +90,7 @@ final class TestServer {
 
     deinit {
         server?.shutdown()
+        store?.close()
         try? FileManager.default.removeItem(at: folder)
     }
 }

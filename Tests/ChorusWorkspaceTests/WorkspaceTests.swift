@@ -1,15 +1,16 @@
 import ChorusCore
 import ChorusStore
+import ChorusTestSupport
 import ChorusWorkspace
 import Foundation
 import Synchronization
 import XCTest
 
-/// The Workspace in-process, on a real SQLite file and without sockets: commands through the one
+/// The Workspace in-process, on a real store (a SQLite file, or PostgreSQL) and without sockets: commands through the one
 /// door, group commit, refusals taken back, events planned once and handed to a sink, what comes due.
 final class WorkspaceTests: XCTestCase {
     var directory: URL!
-    var store: SQLiteStore!
+    var store: (any ChorusStorage)!
     var workspace: Workspace!
     let sink = RecordingSink()
     let t0 = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
@@ -43,7 +44,7 @@ final class WorkspaceTests: XCTestCase {
     override func setUpWithError() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-ws-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        store = try SQLiteStore(path: directory.appendingPathComponent("chorus.sqlite").path)
+        store = try TestStore.at(folder: directory.path)
         let t0 = self.t0
         workspace = Workspace(store: store, settings: .init(timeZone: TimeZone(identifier: "UTC")!, reminderInterval: 3600,
                                                             serviceNick: "Chorus", serviceSource: "Chorus!bot@test"),

@@ -110,8 +110,8 @@ extension IRCServer {
         defer {
             // One write for everyone who is away (a new request may concern thousands of contractors).
             if !offline.isEmpty {
-                let id = event.id
-                persist("queued event") { store in for key in offline { try store.queueEvent(id, for: key) } }
+                let id = event.id, away = offline
+                persist("queued event") { store in for key in away { try store.queueEvent(id, for: key) } }
             }
         }
         for key in delivery.direct where !heardInRoom(key) {

@@ -1,0 +1,132 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import PostgresNIO
+
+extension PostgresStore {
+    /// A history line's columns, written and read in this order.
+    private static let historyColumns = "conversation, msgid, time, command, source, account, target, text, client_tags, audience"
+
+    public func appendHistory(_ entries: [HistoryEntry]) throws {
+        guard !entries.isEmpty else { return }
+        // A statement per thousand lines, in one transaction: a round trip per line would be most
+        // of the cost, and a statement takes at most 65,535 values.
+        try db.write { link in
+            for start in stride(from: 0, to: entries.count, by: 1000) {
+                let chunk = entries[start..<min(entries.count, start + 1000)]
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                var values: [any PostgresBindable] = []
+                values.reserveCapacity(chunk.count * 10)
+                for e in chunk {
+                    values += [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source, e.account, e.target, e.text,
+                               e.clientTags, e.audience.map(StoredForm.audience)] as [any PostgresBindable]
+                }
+                try link.execute("INSERT INTO history (\(Self.historyColumns)) VALUES \(rows)", values)
+            }
+        }
+    }
+
+    public func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry] {
+        // Lines with an audience are read by it and the managers only; a guest reads the lines for everyone.
+        let visible: String
+        var visibleValues: [any PostgresBindable] = []
+        switch reader {
+        case .everything: visible = ""
+        case .member(nil): visible = "AND audience IS NULL"
+        case .member(let key?):
+            visible = "AND (audience IS NULL OR strpos(audience, ?) > 0)"
+            visibleValues = [" \(key) "]
+        }
+        return try db.read { link in
+            // A bound becomes a position (time, id); a time bound sits between ids, so it uses id 0 or max.
+            func position(_ bound: HistoryQuery.Bound, after: Bool) throws -> (Int64, Int64)? {
+                switch bound {
+                case .time(let date):
+                    return (Millis.from(date), after ? Int64.max : 0)
+                case .msgid(let id):
+                    guard let row = try link.query("SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
+                                                   [id, conversation]).first else { return nil }
+                    return (try row.int64(0), try row.int64(1))
+                }
+            }
+            func fetch(_ condition: String, _ values: [Int64], descending: Bool, limit: Int) throws -> [HistoryEntry] {
+                let order = descending ? "DESC" : "ASC"
+                let entries = try link.query("""
+                    SELECT \(Self.historyColumns) FROM history WHERE conversation = ? \(visible) \(condition)
+                    ORDER BY time \(order), id \(order) LIMIT ?
+                    """, [conversation] + visibleValues + values.map { $0 as any PostgresBindable } + [max(0, limit)]).map(Self.entry)
+                return descending ? entries.reversed() : entries
+            }
+            switch query {
+            case .latest(nil, let limit):
+                return try fetch("", [], descending: true, limit: limit)
+            case .latest(let bound?, let limit):
+                guard let (t, i) = try position(bound, after: true) else { return [] }
+                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: true, limit: limit)
+            case .before(let bound, let limit):
+                guard let (t, i) = try position(bound, after: false) else { return [] }
+                return try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit)
+            case .after(let bound, let limit):
+                guard let (t, i) = try position(bound, after: true) else { return [] }
+                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: false, limit: limit)
+            case .around(let bound, let limit):
+                guard let (t, i) = try position(bound, after: false) else { return [] }
+                let before = try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit / 2)
+                let rest = try fetch("AND (time, id) >= (?, ?)", [t, i], descending: false, limit: limit - before.count)
+                return before + rest
+            case .between(let a, let b, let limit):
+                guard let start = try position(a, after: true), let end = try position(b, after: false) else { return [] }
+                if start <= end {
+                    return try fetch("AND (time, id) > (?, ?) AND (time, id) < (?, ?)",
+                                     [start.0, start.1, end.0, end.1], descending: false, limit: limit)
+                }
+                // Counting from the later bound: the newest `limit` lines of the range.
+                guard let hi = try position(a, after: false), let lo = try position(b, after: true) else { return [] }
+                return try fetch("AND (time, id) < (?, ?) AND (time, id) > (?, ?)",
+                                 [hi.0, hi.1, lo.0, lo.1], descending: true, limit: limit)
+            }
+        }
+    }
+
+    public func holdPrivateLine(_ msgid: String, for account: String) throws {
+        try db.write { link in
+            try link.execute("INSERT INTO held_lines (account, msgid) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), msgid])
+        }
+    }
+
+    public func takeHeldPrivateLines(for account: String, limit: Int) throws -> (lines: [HistoryEntry], held: Int) {
+        let key = Account.key(account)
+        return try db.write { link in
+            let held = try link.query("SELECT count(*) FROM held_lines WHERE account = ?", [key]).first?.int(0) ?? 0
+            guard held > 0 else { return ([], 0) }
+            let latest = try link.query("""
+                SELECT \(Self.historyColumns) FROM history
+                WHERE msgid IN (SELECT msgid FROM held_lines WHERE account = ?) ORDER BY time DESC, id DESC LIMIT ?
+                """, [key, max(0, limit)]).map(Self.entry)
+            try link.execute("DELETE FROM held_lines WHERE account = ?", [key])
+            return (latest.reversed(), held)
+        }
+    }
+
+    public func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)] {
+        guard !conversations.isEmpty else { return [] }
+        let (lo, hi) = from <= to ? (from, to) : (to, from)
+        return try db.read { link in
+            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ",")
+            // The target of each conversation's latest line, as SQLite's bare column gives it.
+            return try link.query("""
+                SELECT conversation, MAX(time) AS latest, (array_agg(target ORDER BY time DESC, id DESC))[1] FROM history
+                WHERE conversation IN (\(marks)) AND time > ? AND time < ?
+                GROUP BY conversation ORDER BY latest ASC LIMIT ?
+                """, conversations.map { $0 as any PostgresBindable } + [Millis.from(lo), Millis.from(hi), limit])
+                .map { (conversation: try $0.string(0), latest: try $0.date(1), target: try $0.string(2)) }
+        }
+    }
+
+    private static func entry(_ row: PostgresRandomAccessRow) throws -> HistoryEntry {
+        HistoryEntry(conversation: try row.string(0), msgid: try row.string(1), time: try row.date(2),
+                     command: try row.string(3), source: try row.string(4), account: try row.string(5),
+                     target: try row.string(6), text: try row.string(7), clientTags: try row.string(8),
+                     audience: (try row.string(9) as String?).map(StoredForm.audience))
+    }
+}

@@ -1,0 +1,292 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import PostgresNIO
+
+extension PostgresStore: JobStore {
+    public func role(of account: String, in room: String) throws -> Role? {
+        let key = StoreCache.Entries.roleKey(account, room)
+        if let known = cache?.with({ $0.roles[key] }) { return known }
+        let role: Role? = try db.read { link in
+            try link.query("SELECT role FROM memberships WHERE room = ? AND account = ?", [Account.key(room), Account.key(account)])
+                .first.flatMap { Role(rawValue: try $0.string(0)) }
+        }
+        cache?.with { $0.roles[key] = .some(role) }
+        return role
+    }
+
+    public func roomSettings(_ room: String) throws -> RoomSettings {
+        let key = Account.key(room)
+        if let known = cache?.with({ $0.settings[key] }) { return known }
+        let settings = try db.read { link in
+            var settings = RoomSettings()
+            if let row = try link.query("SELECT visibility, creators, echo_commands, market FROM room_settings WHERE room = ?", [key]).first {
+                settings.visibility = RoomSettings.Visibility(rawValue: try row.string(0)) ?? .all
+                settings.creators = RoomSettings.Creators(rawValue: try row.string(1)) ?? .everyone
+                settings.echoCommands = try row.bool(2)
+                settings.market = try row.bool(3)
+            }
+            return settings
+        }
+        cache?.with { $0.settings[key] = settings }
+        return settings
+    }
+
+    public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
+        try db.write { link in
+            try link.execute("""
+                INSERT INTO room_settings (room, visibility, creators, echo_commands, market) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
+                  echo_commands = excluded.echo_commands, market = excluded.market
+                """, [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands, settings.market])
+            forget { $0.settings[Account.key(room)] = nil }
+            return try Self.insert(event, link)
+        }
+    }
+
+    // MARK: Jobs
+
+    private static let jobColumns = "id, room, title, description, status, creator, assignee, due, created_at, updated_at, tasks, photos"
+
+    public func job(_ id: Int64) throws -> Job? {
+        let access = db
+        // Only a transaction's handle keeps what it reads (see SQLiteStore.job).
+        guard let cache, access.batch != nil else { return try access.read { try Self.readJob(id, $0) } }
+        if let known = cache.with({ $0.jobs[id] }) { return known }
+        let job = try access.read { try Self.readJob(id, $0) }
+        if let job {
+            cache.with { memo in
+                if memo.jobs.count >= StoreCache.Entries.maxJobs { memo.jobs.removeAll(keepingCapacity: true) }
+                memo.jobs[id] = job
+            }
+        }
+        return job
+    }
+
+    private static func readJob(_ id: Int64, _ link: PostgresLink) throws -> Job? {
+        try link.query("SELECT \(jobColumns) FROM jobs WHERE id = ?", [id]).first.map(job)
+    }
+
+    public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
+        try db.write { link in
+            let rows = try link.query("""
+                INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
+                                  created_at, updated_at, tasks, photos)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """, Self.jobValues(job))
+            var saved = job
+            saved.id = try rows[0].int64(0)
+            var e = event
+            e.job = saved.id
+            return (saved, try Self.insert(e, link))
+        }
+    }
+
+    public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
+        try db.write { link in
+            let changed = try link.execute("""
+                UPDATE jobs SET room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
+                  assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ? WHERE id = ?
+                """, Self.jobValues(job) + [job.id])
+            forget { $0.jobs[job.id] = nil }
+            guard changed == 1 else { throw StoreError.notFound("job \(job.id)") }
+            return try events.map { try Self.insert($0, link) }
+        }
+    }
+
+    public func jobs(_ filter: JobFilter) throws -> [Job] {
+        let (clause, values) = Self.whereClause(filter)
+        return try db.read { link in
+            try link.query("SELECT \(Self.jobColumns) FROM jobs WHERE \(clause) ORDER BY id DESC LIMIT ? OFFSET ?",
+                           values + [filter.limit, filter.offset]).map(Self.job)
+        }
+    }
+
+    public func countJobs(_ filter: JobFilter) throws -> Int {
+        let (clause, values) = Self.whereClause(filter)
+        return try db.read { link in try link.query("SELECT count(*) FROM jobs WHERE \(clause)", values).first?.int(0) ?? 0 }
+    }
+
+    private static func jobValues(_ job: Job) -> [any PostgresBindable] {
+        [job.room, job.title, job.description, job.status.rawValue, job.creator, Account.key(job.creator),
+         job.assignee, job.assignee.map(Account.key), job.due.map(Millis.from), Millis.from(job.createdAt),
+         Millis.from(job.updatedAt), StoredForm.list(job.tasks), StoredForm.list(job.photos)]
+    }
+
+    private static func job(_ row: PostgresRandomAccessRow) throws -> Job {
+        Job(id: try row.int64(0), room: try row.string(1), title: try row.string(2), description: try row.string(3),
+            status: Job.Status(rawValue: try row.string(4)) ?? .created, creator: try row.string(5), assignee: try row.string(6),
+            due: try row.date(7), createdAt: try row.date(8), updatedAt: try row.date(9),
+            tasks: StoredForm.decodeList([Job.Task].self, try row.string(10)),
+            photos: StoredForm.decodeList([Job.Photo].self, try row.string(11)))
+    }
+
+    /// The same filter as SQLite's, in PostgreSQL's words: `ILIKE` is the case-blind match SQLite's `LIKE` is.
+    private static func whereClause(_ f: JobFilter) -> (String, [any PostgresBindable]) {
+        var parts: [String] = []
+        var values: [any PostgresBindable] = []
+        var scope: [String] = []
+        if !f.rooms.isEmpty {
+            scope.append("room IN (\(Array(repeating: "?", count: f.rooms.count).joined(separator: ",")))")
+            values += f.rooms.map { Account.key($0) as any PostgresBindable }
+        }
+        if let owner = f.personalOf {
+            scope.append("(room IS NULL AND creator_key = ?)")
+            values.append(Account.key(owner))
+        }
+        parts.append(scope.isEmpty ? "false" : "(" + scope.joined(separator: " OR ") + ")")
+        if let statuses = f.statuses, !statuses.isEmpty {
+            parts.append("status IN (\(Array(repeating: "?", count: statuses.count).joined(separator: ",")))")
+            values += statuses.map(\.rawValue).sorted().map { $0 as any PostgresBindable }
+        }
+        if let a = f.assignee { parts.append("assignee_key = ?"); values.append(Account.key(a)) }
+        if let who = f.onlyInvolving {
+            parts.append("(assignee_key = ? OR creator_key = ?)")
+            values += [Account.key(who), Account.key(who)]
+        }
+        if let d = f.dueFrom { parts.append("due >= ?"); values.append(Millis.from(d)) }
+        if let d = f.dueTo { parts.append("due < ?"); values.append(Millis.from(d)) }
+        if let d = f.createdFrom { parts.append("created_at >= ?"); values.append(Millis.from(d)) }
+        if let d = f.createdTo { parts.append("created_at < ?"); values.append(Millis.from(d)) }
+        if let text = f.text, !text.isEmpty {
+            parts.append("(title ILIKE ? ESCAPE '\\' OR description ILIKE ? ESCAPE '\\')")
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            let pattern = "%" + escaped + "%"
+            values += [pattern, pattern]
+        }
+        return (parts.joined(separator: " AND "), values)
+    }
+
+    // MARK: Comments
+
+    public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
+        try db.write { link in
+            let rows = try link.query("INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?) RETURNING id",
+                                      [comment.job, comment.author, comment.text, Millis.from(comment.at)])
+            var saved = comment
+            saved.id = try rows[0].int64(0)
+            return (saved, try Self.insert(event, link))
+        }
+    }
+
+    public func comments(of job: Int64, limit: Int) throws -> [Comment] {
+        try db.read { link in
+            try link.query("SELECT id, job, author, text, at FROM comments WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map {
+                Comment(id: try $0.int64(0), job: try $0.int64(1), author: try $0.string(2), text: try $0.string(3), at: try $0.date(4))
+            }
+        }
+    }
+
+    // MARK: Asks
+
+    private static let askColumns = "id, room, kind, job, by, reason, state, decided_by, at"
+
+    public func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event) {
+        try db.write { link in
+            let rows = try link.query("""
+                INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """, [ask.room, ask.kind.rawValue, ask.job, ask.by, ask.reason, ask.state.rawValue, ask.decidedBy, Millis.from(ask.at)])
+            var saved = ask
+            saved.id = try rows[0].int64(0)
+            var e = event
+            e.data["ask"] = String(saved.id)
+            return (saved, try Self.insert(e, link))
+        }
+    }
+
+    public func ask(_ id: Int64) throws -> Ask? {
+        try db.read { link in try link.query("SELECT \(Self.askColumns) FROM asks WHERE id = ?", [id]).first.map(Self.ask) }
+    }
+
+    public func updateAsk(_ ask: Ask, event: Event) throws -> Event {
+        try db.write { link in
+            try link.execute("UPDATE asks SET state = ?, decided_by = ? WHERE id = ?", [ask.state.rawValue, ask.decidedBy, ask.id])
+            return try Self.insert(event, link)
+        }
+    }
+
+    public func openAsks(in room: String) throws -> [Ask] {
+        try db.read { link in
+            try link.query("SELECT \(Self.askColumns) FROM asks WHERE room = ? AND state = 'open' ORDER BY id", [Account.key(room)]).map(Self.ask)
+        }
+    }
+
+    private static func ask(_ row: PostgresRandomAccessRow) throws -> Ask {
+        Ask(id: try row.int64(0), room: try row.string(1), kind: Ask.Kind(rawValue: try row.string(2)) ?? .work, job: try row.int64(3),
+            by: try row.string(4), reason: try row.string(5), state: Ask.State(rawValue: try row.string(6)) ?? .open,
+            decidedBy: try row.string(7), at: try row.date(8))
+    }
+
+    // MARK: Time zones
+
+    public func timeZone(of account: String) throws -> String? {
+        let key = Account.key(account)
+        if let known = cache?.with({ $0.timeZones[key] }) { return known }
+        let zone: String? = try db.read { link in
+            try link.query("SELECT time_zone FROM account_settings WHERE account = ?", [key]).first.flatMap { try $0.string(0) }
+        }
+        cache?.with { $0.timeZones[key] = .some(zone) }
+        return zone
+    }
+
+    public func setTimeZone(_ identifier: String?, of account: String) throws {
+        try db.write { link in
+            try link.execute("""
+                INSERT INTO account_settings (account, time_zone) VALUES (?, ?)
+                ON CONFLICT (account) DO UPDATE SET time_zone = excluded.time_zone
+                """, [Account.key(account), identifier])
+            forget { $0.timeZones[Account.key(account)] = nil }
+        }
+    }
+
+    // MARK: Events
+
+    public func insertEvents(_ events: [Event]) throws -> [Event] {
+        try db.write { link in try events.map { try Self.insert($0, link) } }
+    }
+
+    static func insert(_ event: Event, _ link: PostgresLink) throws -> Event {
+        let rows = try link.query("""
+            INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            RETURNING id
+            """, [event.type, event.room, event.job, event.actor, StoredForm.json(event.data), Millis.from(event.at),
+                  StoredForm.json(event.concerns), event.audience.map { StoredForm.json($0) }, StoredForm.requestNumber(of: event)])
+        var saved = event
+        saved.id = try rows[0].int64(0)
+        return saved
+    }
+
+    static let eventColumns = "events.id, events.type, events.room, events.job, events.actor, events.data, events.at, events.concerns, events.audience"
+
+    static func event(_ row: PostgresRandomAccessRow) throws -> Event {
+        Event(id: try row.int64(0), type: try row.string(1), room: try row.string(2), job: try row.int64(3), actor: try row.string(4),
+              data: StoredForm.decode([String: String].self, try row.string(5)) ?? [:], at: try row.date(6),
+              concerns: StoredForm.decodeList([String].self, try row.string(7)),
+              audience: (try row.string(8) as String?).flatMap { StoredForm.decode([String].self, $0) })
+    }
+
+    public func events(of job: Int64, limit: Int) throws -> [Event] {
+        try db.read { link in
+            try link.query("SELECT \(Self.eventColumns) FROM events WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map(Self.event)
+        }
+    }
+
+    public func queueEvent(_ eventID: Int64, for account: String) throws {
+        try db.write { link in
+            try link.execute("INSERT INTO queued_events (account, event) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), eventID])
+        }
+    }
+
+    public func takeQueuedEvents(for account: String) throws -> [Event] {
+        let key = Account.key(account)
+        return try db.write { link in
+            let events = try link.query("""
+                SELECT \(Self.eventColumns) FROM queued_events JOIN events ON events.id = queued_events.event
+                WHERE queued_events.account = ? ORDER BY events.id
+                """, [key]).map(Self.event)
+            try link.execute("DELETE FROM queued_events WHERE account = ?", [key])
+            return events
+        }
+    }
+}

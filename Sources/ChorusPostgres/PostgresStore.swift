@@ -1,0 +1,369 @@
+import ChorusCore
+import ChorusStore
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// The PostgreSQL store: the same store protocols as SQLite's, for several `chorusd` processes on
+/// one database. Its schema and migrations are its own (`PostgresSchema`); what a row holds is
+/// written the same way as in SQLite (`StoredForm`, `Millis`).
+///
+/// Store methods are synchronous, as the protocols say: each takes a connection from a small pool,
+/// runs its statements and waits for them on the store's own event loop, so callers stay off it (the
+/// server calls the store from its writer and reader threads, never from an event loop).
+///
+/// An instance is either the store itself, whose every call is a transaction of its own, or a
+/// transaction's handle (`transaction(cache:_:)`), whose calls all run on that transaction's connection.
+public final class PostgresStore: Store, Transactional, @unchecked Sendable {
+    // `pool` is thread-safe; nothing else here mutates.
+    let pool: PostgresPool
+    /// The transaction this handle is bound to, or nil for the store itself.
+    let connection: PostgresLink?
+    /// The Workspace's cache, on a transaction's handle (see `SQLiteStore.cache`).
+    let cache: StoreCache?
+
+    /// Connects to the database `location` names (`postgres://user:password@host:port/database`)
+    /// and brings its schema up to date. Throws, saying why, when the database cannot be reached.
+    public init(location: PostgresLocation, connections: Int = 4, logger: Logger = Logger(label: "chorus.postgres")) throws {
+        pool = try PostgresPool(location: location, size: connections, logger: logger)
+        connection = nil
+        cache = nil
+        do {
+            try pool.with { link in try PostgresSchema.migrate(link, schema: location.schema) }
+        } catch {
+            pool.close()
+            throw error
+        }
+    }
+
+    private init(store: PostgresStore, connection: PostgresLink, cache: StoreCache?) {
+        pool = store.pool
+        self.connection = connection
+        self.cache = cache
+    }
+
+    /// Closes the connections. Calls after this throw.
+    public func close() {
+        if connection == nil { pool.close() }
+    }
+
+    deinit {
+        close()
+    }
+
+    public func probe() throws {
+        _ = try db.read { try $0.query("SELECT 1") }
+    }
+
+    public func transaction<T>(cache: StoreCache?, _ body: (any ChorusStorage) throws -> T) throws -> T {
+        if connection != nil { return try body(self) }
+        do {
+            return try pool.with { link in
+                try link.inTransaction { try body(PostgresStore(store: self, connection: link, cache: cache)) }
+            }
+        } catch {
+            cache?.forgetAll()  // the transaction read its own writes, and they are gone (a failed COMMIT too)
+            throw error
+        }
+    }
+
+    public func savepoint(_ body: () throws -> Bool) throws {
+        guard let link = connection else { throw StoreError.notInTransaction }
+        try link.execute("SAVEPOINT command")
+        let kept: Bool
+        do { kept = try body() } catch { kept = false }
+        if !kept {
+            forgetAll()
+            // PostgreSQL refuses every statement of a transaction after an error until this.
+            try link.execute("ROLLBACK TO SAVEPOINT command")
+        }
+        try link.execute("RELEASE SAVEPOINT command")
+    }
+
+    var db: Access { Access(pool: pool, batch: connection) }
+
+    func forget(_ change: (inout StoreCache.Entries) -> Void) {
+        cache?.with { change(&$0) }
+    }
+
+    func forgetAll() {
+        cache?.forgetAll()
+    }
+
+    struct Access {
+        let pool: PostgresPool
+        /// The transaction's connection, on a transaction's handle.
+        let batch: PostgresLink?
+
+        @discardableResult
+        func read<T>(_ body: (PostgresLink) throws -> T) throws -> T {
+            if let link = batch { return try body(link) }
+            return try pool.with(body)
+        }
+
+        /// On a transaction's handle a write joins that transaction (and the command's savepoint);
+        /// otherwise it is a transaction of its own.
+        @discardableResult
+        func write<T>(_ body: (PostgresLink) throws -> T) throws -> T {
+            if let link = batch { return try body(link) }
+            return try pool.with { link in try link.inTransaction { try body(link) } }
+        }
+    }
+}
+
+/// What went wrong in PostgreSQL, as its server said it: postgres-nio's own error keeps the details
+/// out of its description, and an operator needs them in the log.
+public struct PostgresStoreError: Error, CustomStringConvertible {
+    /// The SQLSTATE (`23505` a unique violation, `57P01` an administrator's shutdown), when the server gave one.
+    public var state: String?
+    public var description: String
+
+    init(closed reason: String) {
+        state = nil
+        description = "PostgreSQL: \(reason)"
+    }
+
+    init(_ error: any Error, sql: String? = nil) {
+        if let psql = error as? PSQLError {
+            state = psql.serverInfo?[.sqlState]
+            if let message = psql.serverInfo?[.message] {
+                description = "PostgreSQL: \(message)" + (state.map { " (\($0))" } ?? "")
+            } else if let underlying = psql.underlying {
+                description = "PostgreSQL connection: \(underlying)"
+            } else {
+                description = "PostgreSQL connection: \(psql.code)"
+            }
+        } else {
+            state = nil
+            description = "PostgreSQL: \(error)"
+        }
+        if let sql { description += " in: \(sql.prefix(120))" }
+    }
+
+    /// The connection itself is gone (as opposed to a statement refused): it is not given back.
+    var connectionLost: Bool { state == nil || state!.hasPrefix("08") || state!.hasPrefix("57P") }
+}
+
+/// One connection, used by one thread at a time (the pool's discipline): statements with `?`
+/// placeholders, numbered here as PostgreSQL wants them (`$1`, `$2` …).
+final class PostgresLink: @unchecked Sendable {
+    let connection: PostgresConnection
+    private let logger: Logger
+    /// Set when a statement found the connection gone: the pool replaces it.
+    private(set) var broken = false
+
+    init(_ connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// The rows a statement returns.
+    @discardableResult
+    func query(_ sql: String, _ values: [any PostgresBindable] = []) throws -> [PostgresRandomAccessRow] {
+        try run(sql, values).rows.map { $0.makeRandomAccess() }
+    }
+
+    /// How many rows a statement changed.
+    @discardableResult
+    func execute(_ sql: String, _ values: [any PostgresBindable] = []) throws -> Int {
+        try run(sql, values).metadata.rows ?? 0
+    }
+
+    /// How long a statement may take before its connection is given up: nothing Chorus asks
+    /// takes a fraction of this, and a connection the server ended can leave a query unanswered.
+    static let statementTimeout: TimeInterval = 30
+
+    private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { value.bind(to: &binds) }
+        let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).whenComplete { result in
+            answer.withLockedValue { $0 = result }
+            answered.signal()
+        }
+        guard answered.wait(timeout: .now() + Self.statementTimeout) == .success, let result = answer.withLockedValue({ $0 }) else {
+            broken = true  // the pool closes it
+            throw PostgresStoreError(closed: "no answer within \(Int(Self.statementTimeout)) s; the connection is given up")
+        }
+        do {
+            return try result.get()
+        } catch {
+            let failure = PostgresStoreError(error, sql: sql)
+            if failure.connectionLost || connection.isClosed { broken = true }
+            throw failure
+        }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func inTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            if !broken { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+        try execute("COMMIT")
+        return result
+    }
+
+    /// `?` → `$1`, `$2` …, outside quoted text. A statement that names its values by number
+    /// (`$1`, used twice) is written that way and has no `?`.
+    static func numbered(_ sql: String) -> String {
+        guard sql.contains("?") else { return sql }
+        var out = ""
+        out.reserveCapacity(sql.utf8.count + 16)
+        var n = 0
+        var quoted = false
+        for c in sql {
+            if c == "'" { quoted.toggle() }
+            if c == "?" && !quoted {
+                n += 1
+                out += "$\(n)"
+            } else {
+                out.append(c)
+            }
+        }
+        return out
+    }
+}
+
+/// A fixed number of connections, opened as they are first needed, each used by one caller at a
+/// time; a caller waits for one to come back. A connection found broken is closed and replaced by
+/// a new one on the next call, so the store recovers by itself once the database is back.
+final class PostgresPool: @unchecked Sendable {
+    private let location: PostgresLocation
+    private let size: Int
+    private let logger: Logger
+    /// NIO's shared loops: the store's connections wait on them, never the server's own loops.
+    private let group = MultiThreadedEventLoopGroup.singleton
+    private let lock = NSCondition()
+    private var idle: [PostgresLink] = []
+    private var open = 0
+    private var closed = false
+
+    init(location: PostgresLocation, size: Int, logger: Logger) throws {
+        self.location = location
+        self.size = max(1, size)
+        self.logger = logger
+        // The first connection now, so an unreachable database is reported at start.
+        give(try connect())
+    }
+
+    func with<T>(_ body: (PostgresLink) throws -> T) throws -> T {
+        let link = try take()
+        defer { give(link) }
+        return try body(link)
+    }
+
+    private func take() throws -> PostgresLink {
+        lock.lock()
+        while true {
+            if closed { lock.unlock(); throw PostgresStoreError(closed: "the store is closed") }
+            if let link = idle.popLast() {
+                // One the server ended while it waited here (a restart, an administrator) is replaced.
+                if link.connection.isClosed {
+                    open -= 1
+                    continue
+                }
+                lock.unlock()
+                return link
+            }
+            if open < size {
+                open += 1
+                lock.unlock()
+                do {
+                    return try connect()
+                } catch {
+                    lock.lock(); open -= 1; lock.signal(); lock.unlock()
+                    throw error
+                }
+            }
+            lock.wait()
+        }
+    }
+
+    private func give(_ link: PostgresLink) {
+        lock.lock()
+        defer { lock.signal(); lock.unlock() }
+        if link.broken || closed {
+            open -= 1
+            // The connection is kept until it has closed: one let go open is a leak (and a
+            // postgres-nio assertion in debug builds).
+            let closing: EventLoopFuture<Void> = link.connection.close()
+            closing.whenComplete { _ in withExtendedLifetime(link) {} }
+        } else {
+            idle.append(link)
+        }
+    }
+
+    private func connect() throws -> PostgresLink {
+        do {
+            let connection = try PostgresConnection.connect(on: group.next(), configuration: location.configuration,
+                                                            id: Int.random(in: 0..<Int.max), logger: logger).wait()
+            let link = PostgresLink(connection, logger: logger)
+            if let schema = location.schema {
+                do {
+                    try link.execute("SET search_path TO \(PostgresLocation.quotedIdentifier(schema))")
+                } catch {
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    try? closing.wait()
+                    throw error
+                }
+            }
+            return link
+        } catch let error as PostgresStoreError {
+            throw error
+        } catch {
+            throw PostgresLocation.Unreachable(location: location.description, reason: PostgresStoreError(error).description)
+        }
+    }
+
+    func close() {
+        lock.lock()
+        guard !closed else { return lock.unlock() }
+        closed = true
+        let links = idle
+        idle = []
+        open -= links.count
+        lock.broadcast()
+        lock.unlock()
+        for link in links {
+            let closing: EventLoopFuture<Void> = link.connection.close()
+            try? closing.wait()
+        }
+    }
+}
+
+/// A value a statement takes for a `?`.
+protocol PostgresBindable {
+    func bind(to binds: inout PostgresBindings)
+}
+
+extension String: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(self) } }
+extension Int: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(Int64(self)) } }
+extension Int64: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(self) } }
+extension Bool: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(self) } }
+extension Optional: PostgresBindable where Wrapped: PostgresBindable {
+    func bind(to binds: inout PostgresBindings) {
+        if let value = self { value.bind(to: &binds) } else { binds.appendNull() }
+    }
+}
+
+/// A row's columns by position, as the store's statements list them.
+extension PostgresRandomAccessRow {
+    func string(_ i: Int) throws -> String { try self[i].decode(String.self) }
+    func string(_ i: Int) throws -> String? { try self[i].decode(String?.self) }
+    func int64(_ i: Int) throws -> Int64 { try self[i].decode(Int64.self) }
+    func int64(_ i: Int) throws -> Int64? { try self[i].decode(Int64?.self) }
+    func int(_ i: Int) throws -> Int { Int(try self[i].decode(Int64.self)) }
+    func int(_ i: Int) throws -> Int? { try self[i].decode(Int64?.self).map { Int($0) } }
+    func bool(_ i: Int) throws -> Bool { try self[i].decode(Bool.self) }
+    func date(_ i: Int) throws -> Date { Millis.date(try self[i].decode(Int64.self)) }
+    func date(_ i: Int) throws -> Date? { try self[i].decode(Int64?.self).map(Millis.date) }
+}

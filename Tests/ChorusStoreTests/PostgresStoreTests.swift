@@ -1,0 +1,119 @@
+import ChorusCore
+import ChorusPostgres
+import ChorusTestSupport
+import Foundation
+import Logging
+import NIOPosix
+import PostgresNIO
+import Synchronization
+import XCTest
+
+/// What only the PostgreSQL store has: its URL, its connections, nodes migrating one database at
+/// once. The store's behaviour itself is the whole suite's, run again on PostgreSQL with
+/// `CHORUS_TEST_STORE=postgres` (`.ci/run` does). Tests that need a server skip without
+/// `CHORUS_TEST_POSTGRES`; `eval "$(bash Tests/postgres/cluster.sh start)"` gives one.
+final class PostgresStoreTests: XCTestCase {
+    func testALocationReadsAsLibpqWritesIt() throws {
+        let full = try PostgresLocation("postgres://chorus:s%40cret@db.example.org:6543/team?sslmode=require&schema=chorus",
+                                        environment: [:])
+        XCTAssertEqual(full.host, "db.example.org")
+        XCTAssertEqual(full.port, 6543)
+        XCTAssertEqual(full.user, "chorus")
+        XCTAssertEqual(full.database, "team")
+        XCTAssertEqual(full.tls, .require)
+        XCTAssertEqual(full.schema, "chorus")
+        XCTAssertFalse(full.description.contains("s@cret"), "a password never reaches a log line")
+
+        let bare = try PostgresLocation("postgresql:///?host=/run/postgresql", environment: ["USER": "ann", "PGPASSWORD": "pw"])
+        XCTAssertEqual(bare.socketFolder, "/run/postgresql")
+        XCTAssertEqual(bare.user, "ann")
+        XCTAssertEqual(bare.database, "ann", "the database is named as the user, as libpq does")
+        XCTAssertEqual(bare.port, 5432)
+        XCTAssertEqual(bare.tls, .prefer)
+
+        for (bad, says) in [("mysql://x/y", "not a PostgreSQL URL"), ("postgres://h/d?sslmode=maybe", "sslmode"),
+                            ("postgres://h/d?pool=9", "Unknown setting \"pool\""), ("postgres://h/d?schema=a;drop", "not a schema name")] {
+            XCTAssertThrowsError(try PostgresLocation(bad, environment: [:]), bad) { XCTAssertTrue("\($0)".contains(says), "\($0)") }
+        }
+    }
+
+    func testAnUnreachableDatabaseIsSaidAtOnce() throws {
+        // Port 1 on loopback: nothing listens, the connection is refused at once.
+        let location = try PostgresLocation("postgres://chorus@127.0.0.1:1/chorus?sslmode=disable", environment: [:])
+        let started = Date()
+        XCTAssertThrowsError(try PostgresStore(location: location)) { error in
+            XCTAssertTrue("\(error)".hasPrefix("Cannot reach PostgreSQL at postgres://chorus@127.0.0.1:1/chorus: "), "\(error)")
+            XCTAssertTrue("\(error)".contains("refused"), "\(error)")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5)
+    }
+
+    private func serverURL() throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES"] else {
+            throw XCTSkip("no PostgreSQL server: set CHORUS_TEST_POSTGRES (eval \"$(bash Tests/postgres/cluster.sh start)\")")
+        }
+        return url
+    }
+
+    func testNodesStartingAtOnceMigrateTheSchemaOnce() throws {
+        let url = try serverURL()
+        var location = try PostgresLocation(url)
+        location.schema = "m_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let opened = DispatchGroup()
+        let errors = Mutex<[String]>([])
+        let target = location
+        for _ in 0..<4 {
+            DispatchQueue.global().async(group: opened) {
+                do {
+                    let store = try PostgresStore(location: target, connections: 1)
+                    _ = try store.allAccounts()
+                    store.close()
+                } catch {
+                    errors.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(opened.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(errors.withLock { $0 }, [])
+        let store = try PostgresStore(location: location, connections: 1)
+        defer { store.close() }
+        XCTAssertEqual(try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date())).name, "ann")
+        XCTAssertThrowsError(try store.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: Date()))) {
+            XCTAssertEqual($0 as? StoreError, .duplicate("ANN"))
+        }
+    }
+
+    func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
+        let url = try serverURL()
+        var location = try PostgresLocation(url)
+        location.schema = "r_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let store = try PostgresStore(location: location, connections: 1)
+        defer { store.close() }
+        _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
+        // An administrator (or a failover) ends the store's connection: found by the name it gives
+        // PostgreSQL (`application_name`, as pg_stat_activity shows it).
+        let admin = try location.adminConnection()
+        defer { try? admin.close().wait() }
+        let ended = try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = \(location.applicationName)",
+                                    logger: Logger(label: "test")).wait()
+        XCTAssertEqual(ended.rows.count, 1)
+        // The first call may meet the dead connection and fail, saying so; the next gets a new one.
+        var outcome: Result<[Account], any Error> = .failure(StoreError.notInTransaction)
+        for _ in 0..<2 {
+            outcome = Result { try store.allAccounts() }
+            if case .success = outcome { break }
+            if case .failure(let error) = outcome { XCTAssertTrue("\(error)".contains("PostgreSQL"), "\(error)") }
+        }
+        XCTAssertEqual(try outcome.get().map(\.name), ["ann"])
+    }
+}
+
+extension PostgresLocation {
+    /// A connection of the test's own, outside any store.
+    func adminConnection() throws -> PostgresConnection {
+        var configuration = try self.configuration
+        configuration.options.additionalStartupParameters = [("application_name", "chorus tests")]
+        return try PostgresConnection.connect(on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: 0,
+                                              logger: Logger(label: "test")).wait()
+    }
+}
