@@ -114,7 +114,11 @@ let package = Package(
             ]
         ),
         // The store a test runs on: SQLite, or PostgreSQL when CHORUS_TEST_STORE=postgres.
-        .target(name: "ChorusTestSupport", dependencies: ["ChorusCore", "ChorusStore", "ChorusPostgres"], path: "Tests/ChorusTestSupport"),
+        .target(
+            name: "ChorusTestSupport",
+            dependencies: ["ChorusCore", "ChorusStore", "ChorusPostgres", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Tests/ChorusTestSupport"
+        ),
         .testTarget(name: "ChorusIRCTests", dependencies: ["ChorusIRC"]),
         .testTarget(
             name: "ChorusStoreTests",

@@ -54,6 +54,12 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
         close()
     }
 
+    /// Runs one statement of the caller's, outside the store's own: for tools and tests that
+    /// need the database itself (the store's tables are its own business otherwise).
+    public func execute(unchecked sql: String) throws {
+        try db.write { try $0.execute(sql) }
+    }
+
     public func probe() throws {
         _ = try db.read { try $0.query("SELECT 1") }
     }

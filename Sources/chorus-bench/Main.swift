@@ -21,6 +21,8 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
     @Option(help: "The server's process id.") var pid: Int32?
     @Option(help: "Start this chorusd binary for the run and stop it after.") var spawn: String?
+    @Option(help: "With --spawn: keep chorusd's data in PostgreSQL at this URL (a new schema each run) rather than SQLite.")
+    var store: String?
     @Flag(help: "Connect with TLS.") var tls = false
     @Flag(help: "Connect with IRC over WebSocket (TLS, /socket, text.ircv3.net), as a browser does; --port is the web port.")
     var websocket = false
@@ -48,7 +50,7 @@ struct ChorusBench: ParsableCommand {
         var benchPort = port
         if let spawn {
             // Clients that stop reading meet the send-queue limit chorusd runs with, not --no-limits' 64 MiB.
-            let server = try Spawn(spawn, keepingSendQueue: scenario == "stalled")
+            let server = try Spawn(spawn, keepingSendQueue: scenario == "stalled", store: store)
             spawned = server
             serverPID = server.process.processIdentifier
             benchPort = plainWebsocket ? server.webPlainPort : websocket ? server.webPort : tls ? server.tlsPort : server.plainPort
@@ -99,13 +101,16 @@ struct Spawn {
     var webPlainPort: Int { plainPort + 3 }
     let data: URL
 
-    init(_ path: String, keepingSendQueue: Bool = false) throws {
+    init(_ path: String, keepingSendQueue: Bool = false, store: String? = nil) throws {
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
         plainPort = 4 * Int.random(in: 5000..<8000)
         data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
         do {
-            process = try Self.start(path, plain: plainPort, data: data.path,
+            // A schema of its own, so that no run finds an earlier run's accounts.
+            let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+            let url = store.map { $0 + ($0.contains("?") ? "&" : "?") + "schema=" + schema }
+            process = try Self.start(path, plain: plainPort, data: data.path, store: url,
                                      keepingSendQueue: keepingSendQueue)
         } catch {
             try? FileManager.default.removeItem(at: data)
@@ -120,11 +125,12 @@ struct Spawn {
     }
 
     /// Listens on four ports from `plain`: plaintext, TLS, web and web-plain.
-    private static func start(_ path: String, plain: Int, data: String, keepingSendQueue: Bool) throws -> Process {
+    private static func start(_ path: String, plain: Int, data: String, store: String?, keepingSendQueue: Bool) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(plain + 1)",
                        "--web", "127.0.0.1:\(plain + 2)", "--web-plain", "127.0.0.1:\(plain + 3)"]
+        if let store { p.arguments! += ["--store", store] }
         if keepingSendQueue {
             // No per-address limit and no flood control, as --no-limits, but the default send queue.
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)

@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusTestSupport
 import ChorusIRC
 import XCTest
 
@@ -188,6 +189,38 @@ final class AccountTests: XCTestCase {
         try c.expect(command: "001")
         c.send("NICK Alice")
         try c.expect(command: "433")
+    }
+
+    /// A database that cannot answer is not a wrong password: the login is refused as unavailable,
+    /// nothing is counted against the account, and logins work again once it answers.
+    func testALoginTheStoreCannotCheckIsUnavailableNotWrong() throws {
+        let server = try TestServer()
+        try server.addAccount("alice", "right-password")
+        try TestStore.renameTable("accounts", to: "accounts_away", folder: server.folder.path)
+
+        let sasl = try server.connect()
+        sasl.send("CAP LS 302")
+        sasl.send("CAP REQ :sasl standard-replies")
+        sasl.send("AUTHENTICATE PLAIN")
+        try sasl.expect(command: "AUTHENTICATE", "+")
+        sasl.send("AUTHENTICATE " + Data("\0alice\0right-password".utf8).base64EncodedString())
+        let fail = try sasl.expect(command: "FAIL")
+        XCTAssertEqual(Array(fail.params.prefix(3)), ["AUTHENTICATE", "TEMPORARILY_UNAVAILABLE", "alice"])
+        let refused = try sasl.expect(command: "904")
+        XCTAssertTrue(refused.params.last!.contains("unavailable"), refused.params.last!)
+
+        let pass = try server.connect()
+        pass.send("PASS alice:right-password")
+        pass.send("NICK alice")
+        pass.send("USER a 0 * :A")
+        // Without standard-replies the refusal is a NOTICE, in the same words.
+        try pass.expect("the refusal") { $0.command == "NOTICE" && $0.params.last!.contains("Logins are unavailable") }
+        let closed = try pass.expect(command: "ERROR")
+        XCTAssertFalse(closed.params.last!.contains("Bad password"), closed.params.last!)
+
+        try TestStore.renameTable("accounts_away", to: "accounts", folder: server.folder.path)
+        let back = try server.connect()
+        try back.register("alice", sasl: ("alice", "right-password"))
     }
 
     func testPassLogsInAndWrongPassDisconnects() throws {

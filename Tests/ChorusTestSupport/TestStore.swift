@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusPostgres
 import ChorusStore
 import Foundation
+import GRDB
 
 /// The store the tests run on. SQLite unless `CHORUS_TEST_STORE=postgres`, when every test that
 /// asks for a store here gets PostgreSQL at `CHORUS_TEST_POSTGRES` (a URL; `.ci/run` starts a
@@ -35,6 +36,23 @@ public enum TestStore {
     struct Missing: Error, CustomStringConvertible {
         var description: String {
             "CHORUS_TEST_STORE=postgres needs CHORUS_TEST_POSTGRES, a URL: eval \"$(bash Tests/postgres/cluster.sh start)\""
+        }
+    }
+}
+
+extension TestStore {
+    /// Renames a table of the store kept for `folder`, behind the store's back, with a connection
+    /// of the test's own: what a database that cannot answer looks like to the server (the store's
+    /// statements fail), and renaming it back is the database returning.
+    public static func renameTable(_ table: String, to name: String, folder: String) throws {
+        if onPostgres {
+            let store = try at(folder: folder) as! PostgresStore
+            defer { store.close() }
+            try store.execute(unchecked: "ALTER TABLE \(table) RENAME TO \(name)")
+        } else {
+            let queue = try DatabaseQueue(path: folder + "/chorus.sqlite")
+            try queue.write { try $0.execute(sql: "ALTER TABLE \(table) RENAME TO \(name)") }
+            try queue.close()
         }
     }
 }

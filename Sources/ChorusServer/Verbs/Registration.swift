@@ -164,6 +164,11 @@ extension IRCServer {
                     reply.fail("RATE_LIMITED", context: [account], refused.why, command: "PASS")
                     reply.finish()  // written before the connection closes
                     self.disconnect(client, reason: "Too many failed logins")
+                case .failure(let error) where !(error is AccountError):
+                    // The store could not answer (a database away): not a wrong password.
+                    reply.fail("TEMPORARILY_UNAVAILABLE", context: [account], Self.loginsUnavailable, command: "PASS")
+                    reply.finish()
+                    self.disconnect(client, reason: "Logins are unavailable for a moment; try again shortly")
                 case .failure:
                     reply.numeric(.passwdMismatch, "Password incorrect")
                     reply.finish()  // written before the connection closes
@@ -211,6 +216,8 @@ extension IRCServer {
     struct LoginRefused: Error {
         let why: String
     }
+
+    static let loginsUnavailable = "Logins are unavailable for a moment (the account store cannot be read); try again shortly"
 
     /// A password or token check for `account` from `client`'s address. A token (a SHA-256) is
     /// checked at once, throttled or not: guessing one is hopeless, and a guesser must not lock a
@@ -317,6 +324,9 @@ extension IRCServer {
             case .failure(let refused as LoginRefused):
                 reply.fail("RATE_LIMITED", context: [authc], refused.why, command: "AUTHENTICATE")
                 reply.numeric(.saslFail, "SASL authentication failed: \(refused.why)")
+            case .failure(let error) where !(error is AccountError):
+                reply.fail("TEMPORARILY_UNAVAILABLE", context: [authc], Self.loginsUnavailable, command: "AUTHENTICATE")
+                reply.numeric(.saslFail, "SASL authentication failed: \(Self.loginsUnavailable)")
             case .failure:
                 reply.numeric(.saslFail, "SASL authentication failed")
             }
