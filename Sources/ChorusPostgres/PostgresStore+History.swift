@@ -38,53 +38,17 @@ extension PostgresStore {
             visibleValues = [" \(key) "]
         }
         return try db.read { link in
-            // A bound becomes a position (time, id); a time bound sits between ids, so it uses id 0 or max.
-            func position(_ bound: HistoryQuery.Bound, after: Bool) throws -> (Int64, Int64)? {
-                switch bound {
-                case .time(let date):
-                    return (Millis.from(date), after ? Int64.max : 0)
-                case .msgid(let id):
-                    guard let row = try link.query("SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
-                                                   [id, conversation]).first else { return nil }
-                    return (try row.int64(0), try row.int64(1))
-                }
-            }
-            func fetch(_ condition: String, _ values: [Int64], descending: Bool, limit: Int) throws -> [HistoryEntry] {
+            try HistoryPlan.run(query, place: { msgid in
+                try link.query("SELECT time, id FROM history WHERE msgid = ? AND conversation = ?", [msgid, conversation])
+                    .first.map { (time: try $0.int64(0), id: try $0.int64(1)) }
+            }, fetch: { condition, values, descending, limit in
                 let order = descending ? "DESC" : "ASC"
                 let entries = try link.query("""
                     SELECT \(Self.historyColumns) FROM history WHERE conversation = ? \(visible) \(condition)
                     ORDER BY time \(order), id \(order) LIMIT ?
                     """, [conversation] + visibleValues + values.map { $0 as any PostgresBindable } + [max(0, limit)]).map(Self.entry)
                 return descending ? entries.reversed() : entries
-            }
-            switch query {
-            case .latest(nil, let limit):
-                return try fetch("", [], descending: true, limit: limit)
-            case .latest(let bound?, let limit):
-                guard let (t, i) = try position(bound, after: true) else { return [] }
-                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: true, limit: limit)
-            case .before(let bound, let limit):
-                guard let (t, i) = try position(bound, after: false) else { return [] }
-                return try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit)
-            case .after(let bound, let limit):
-                guard let (t, i) = try position(bound, after: true) else { return [] }
-                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: false, limit: limit)
-            case .around(let bound, let limit):
-                guard let (t, i) = try position(bound, after: false) else { return [] }
-                let before = try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit / 2)
-                let rest = try fetch("AND (time, id) >= (?, ?)", [t, i], descending: false, limit: limit - before.count)
-                return before + rest
-            case .between(let a, let b, let limit):
-                guard let start = try position(a, after: true), let end = try position(b, after: false) else { return [] }
-                if start <= end {
-                    return try fetch("AND (time, id) > (?, ?) AND (time, id) < (?, ?)",
-                                     [start.0, start.1, end.0, end.1], descending: false, limit: limit)
-                }
-                // Counting from the later bound: the newest `limit` lines of the range.
-                guard let hi = try position(a, after: false), let lo = try position(b, after: true) else { return [] }
-                return try fetch("AND (time, id) < (?, ?) AND (time, id) > (?, ?)",
-                                 [hi.0, hi.1, lo.0, lo.1], descending: true, limit: limit)
-            }
+            })
         }
     }
 

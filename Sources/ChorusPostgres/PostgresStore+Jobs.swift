@@ -95,16 +95,17 @@ extension PostgresStore: JobStore {
     }
 
     public func jobs(_ filter: JobFilter) throws -> [Job] {
-        let (clause, values) = Self.whereClause(filter)
+        // ILIKE: the case-blind match SQLite's LIKE is.
+        let condition = StoredFilters.jobs(filter, like: "ILIKE")
         return try db.read { link in
-            try link.query("SELECT \(Self.jobColumns) FROM jobs WHERE \(clause) ORDER BY id DESC LIMIT ? OFFSET ?",
-                           values + [filter.limit, filter.offset]).map(Self.job)
+            try link.query("SELECT \(Self.jobColumns) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
+                           condition.binds + [filter.limit, filter.offset]).map(Self.job)
         }
     }
 
     public func countJobs(_ filter: JobFilter) throws -> Int {
-        let (clause, values) = Self.whereClause(filter)
-        return try db.read { link in try link.query("SELECT count(*) FROM jobs WHERE \(clause)", values).first?.int(0) ?? 0 }
+        let condition = StoredFilters.jobs(filter, like: "ILIKE")
+        return try db.read { link in try link.query("SELECT count(*) FROM jobs WHERE \(condition.text)", condition.binds).first?.int(0) ?? 0 }
     }
 
     private static func jobValues(_ job: Job) -> [any PostgresBindable] {
@@ -119,43 +120,6 @@ extension PostgresStore: JobStore {
             due: try row.date(7), createdAt: try row.date(8), updatedAt: try row.date(9),
             tasks: StoredForm.decodeList([Job.Task].self, try row.string(10)),
             photos: StoredForm.decodeList([Job.Photo].self, try row.string(11)))
-    }
-
-    /// The same filter as SQLite's, in PostgreSQL's words: `ILIKE` is the case-blind match SQLite's `LIKE` is.
-    private static func whereClause(_ f: JobFilter) -> (String, [any PostgresBindable]) {
-        var parts: [String] = []
-        var values: [any PostgresBindable] = []
-        var scope: [String] = []
-        if !f.rooms.isEmpty {
-            scope.append("room IN (\(Array(repeating: "?", count: f.rooms.count).joined(separator: ",")))")
-            values += f.rooms.map { Account.key($0) as any PostgresBindable }
-        }
-        if let owner = f.personalOf {
-            scope.append("(room IS NULL AND creator_key = ?)")
-            values.append(Account.key(owner))
-        }
-        parts.append(scope.isEmpty ? "false" : "(" + scope.joined(separator: " OR ") + ")")
-        if let statuses = f.statuses, !statuses.isEmpty {
-            parts.append("status IN (\(Array(repeating: "?", count: statuses.count).joined(separator: ",")))")
-            values += statuses.map(\.rawValue).sorted().map { $0 as any PostgresBindable }
-        }
-        if let a = f.assignee { parts.append("assignee_key = ?"); values.append(Account.key(a)) }
-        if let who = f.onlyInvolving {
-            parts.append("(assignee_key = ? OR creator_key = ?)")
-            values += [Account.key(who), Account.key(who)]
-        }
-        if let d = f.dueFrom { parts.append("due >= ?"); values.append(Millis.from(d)) }
-        if let d = f.dueTo { parts.append("due < ?"); values.append(Millis.from(d)) }
-        if let d = f.createdFrom { parts.append("created_at >= ?"); values.append(Millis.from(d)) }
-        if let d = f.createdTo { parts.append("created_at < ?"); values.append(Millis.from(d)) }
-        if let text = f.text, !text.isEmpty {
-            parts.append("(title ILIKE ? ESCAPE '\\' OR description ILIKE ? ESCAPE '\\')")
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-            let pattern = "%" + escaped + "%"
-            values += [pattern, pattern]
-        }
-        return (parts.joined(separator: " AND "), values)
     }
 
     // MARK: Comments

@@ -86,40 +86,18 @@ extension PostgresStore: MarketStore {
     }
 
     public func requests(_ filter: RequestFilter) throws -> [ServiceRequest] {
-        let (clause, values) = Self.whereClause(filter)
+        let condition = StoredFilters.requests(filter)
         return try db.read { link in
-            try link.query("SELECT \(Self.requestColumns) FROM service_requests WHERE \(clause) ORDER BY id DESC LIMIT ? OFFSET ?",
-                           values + [filter.limit, filter.offset]).map(Self.request)
+            try link.query("SELECT \(Self.requestColumns) FROM service_requests WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
+                           condition.binds + [filter.limit, filter.offset]).map(Self.request)
         }
     }
 
     public func countRequests(_ filter: RequestFilter) throws -> Int {
-        let (clause, values) = Self.whereClause(filter)
-        return try db.read { link in try link.query("SELECT count(*) FROM service_requests WHERE \(clause)", values).first?.int(0) ?? 0 }
-    }
-
-    private static func whereClause(_ f: RequestFilter) -> (String, [any PostgresBindable]) {
-        var parts: [String] = []
-        var values: [any PostgresBindable] = []
-        switch f.scope {
-        case .open(let categories, let except):
-            parts.append("status = 'open'")
-            parts.append("customer_key != ?")
-            values.append(Account.key(except))
-            if !categories.isEmpty {
-                parts.append("category IN (\(categories.map { _ in "?" }.joined(separator: ", ")))")
-                values += categories.map { $0 as any PostgresBindable }
-            }
-        case .involving(let account):
-            let key = Account.key(account)
-            parts.append("(customer_key = ? OR contractor_key = ? OR id IN (SELECT request FROM offers WHERE contractor_key = ?))")
-            values += [key, key, key]
+        let condition = StoredFilters.requests(filter)
+        return try db.read { link in
+            try link.query("SELECT count(*) FROM service_requests WHERE \(condition.text)", condition.binds).first?.int(0) ?? 0
         }
-        if let category = f.category {
-            parts.append("category = ?")
-            values.append(category)
-        }
-        return (parts.joined(separator: " AND "), values)
     }
 
     public func openRequests(endedBy time: Date) throws -> [ServiceRequest] {

@@ -361,6 +361,18 @@ extension Optional: PostgresBindable where Wrapped: PostgresBindable {
     }
 }
 
+extension SQLCondition {
+    /// The values as PostgreSQL binds them.
+    var binds: [any PostgresBindable] {
+        values.map { value -> any PostgresBindable in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number
+            }
+        }
+    }
+}
+
 /// A row's columns by position, as the store's statements list them.
 extension PostgresRandomAccessRow {
     func string(_ i: Int) throws -> String { try self[i].decode(String.self) }

@@ -33,18 +33,10 @@ extension SQLiteStore {
             visibleArgs = [" \(key) "]
         }
         return try db.read { db in
-            // A bound becomes a position (time, id); a time bound sits between ids, so it uses id 0 or max.
-            func position(_ bound: HistoryQuery.Bound, after: Bool) throws -> (Int64, Int64)? {
-                switch bound {
-                case .time(let date):
-                    return (Millis.from(date), after ? Int64.max : 0)
-                case .msgid(let id):
-                    guard let row = try Row.fetchOne(cached: db, sql: "SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
-                                                     arguments: [id, conversation]) else { return nil }
-                    return (row[0], row[1])
-                }
-            }
-            func fetch(_ condition: String, _ args: [any DatabaseValueConvertible], descending: Bool, limit: Int) throws -> [HistoryEntry] {
+            try HistoryPlan.run(query, place: { msgid in
+                try Row.fetchOne(cached: db, sql: "SELECT time, id FROM history WHERE msgid = ? AND conversation = ?",
+                                 arguments: [msgid, conversation]).map { (time: $0[0], id: $0[1]) }
+            }, fetch: { condition, values, descending, limit in
                 let order = descending ? "DESC" : "ASC"
                 // A few dozen shapes at most (reader × bound × order), so they are cached too.
                 let statement = try db.cachedStatement(sql: """
@@ -53,37 +45,9 @@ extension SQLiteStore {
                     """)
                 // A cursor's row is read in place and made into an entry; `fetchAll` would copy each row first.
                 let entries = try Array(Row.fetchCursor(statement, arguments: StatementArguments(
-                    [conversation] + visibleArgs + args + [max(0, limit)])).map(Self.entry))
+                    [conversation] + visibleArgs + values + [max(0, limit)])).map(Self.entry))
                 return descending ? entries.reversed() : entries
-            }
-            switch query {
-            case .latest(nil, let limit):
-                return try fetch("", [], descending: true, limit: limit)
-            case .latest(let bound?, let limit):
-                guard let (t, i) = try position(bound, after: true) else { return [] }
-                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: true, limit: limit)
-            case .before(let bound, let limit):
-                guard let (t, i) = try position(bound, after: false) else { return [] }
-                return try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit)
-            case .after(let bound, let limit):
-                guard let (t, i) = try position(bound, after: true) else { return [] }
-                return try fetch("AND (time, id) > (?, ?)", [t, i], descending: false, limit: limit)
-            case .around(let bound, let limit):
-                guard let (t, i) = try position(bound, after: false) else { return [] }
-                let before = try fetch("AND (time, id) < (?, ?)", [t, i], descending: true, limit: limit / 2)
-                let rest = try fetch("AND (time, id) >= (?, ?)", [t, i], descending: false, limit: limit - before.count)
-                return before + rest
-            case .between(let a, let b, let limit):
-                guard let start = try position(a, after: true), let end = try position(b, after: false) else { return [] }
-                if start <= end {
-                    return try fetch("AND (time, id) > (?, ?) AND (time, id) < (?, ?)",
-                                     [start.0, start.1, end.0, end.1], descending: false, limit: limit)
-                }
-                // Counting from the later bound: the newest `limit` lines of the range.
-                guard let hi = try position(a, after: false), let lo = try position(b, after: true) else { return [] }
-                return try fetch("AND (time, id) < (?, ?) AND (time, id) > (?, ?)",
-                                 [hi.0, hi.1, lo.0, lo.1], descending: true, limit: limit)
-            }
+            })
         }
     }
 

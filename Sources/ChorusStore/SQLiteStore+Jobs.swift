@@ -96,16 +96,16 @@ extension SQLiteStore: JobStore {
     }
 
     public func jobs(_ filter: JobFilter) throws -> [Job] {
-        let (clause, args) = Self.whereClause(filter)
+        let condition = StoredFilters.jobs(filter, like: "LIKE")
         return try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs WHERE \(clause) ORDER BY id DESC LIMIT ? OFFSET ?",
-                             arguments: StatementArguments(args + [filter.limit, filter.offset])).map(Self.job)
+            try Row.fetchAll(db, sql: "SELECT \(Self.jobColumns) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
+                             arguments: condition.arguments + [filter.limit, filter.offset]).map(Self.job)
         }
     }
 
     public func countJobs(_ filter: JobFilter) throws -> Int {
-        let (clause, args) = Self.whereClause(filter)
-        return try db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE \(clause)", arguments: StatementArguments(args)) ?? 0 }
+        let condition = StoredFilters.jobs(filter, like: "LIKE")
+        return try db.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM jobs WHERE \(condition.text)", arguments: condition.arguments) ?? 0 }
     }
 
     public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
@@ -253,41 +253,5 @@ extension SQLiteStore: JobStore {
               data: StoredForm.decode([String: String].self, row[5]) ?? [:], at: Millis.date(row[6]),
               concerns: StoredForm.decodeList([String].self, row[7]),
               audience: (row[8] as String?).flatMap { StoredForm.decode([String].self, $0) })
-    }
-
-    private static func whereClause(_ f: JobFilter) -> (String, [(any DatabaseValueConvertible)?]) {
-        var parts: [String] = []
-        var args: [(any DatabaseValueConvertible)?] = []
-        var scope: [String] = []
-        if !f.rooms.isEmpty {
-            scope.append("room IN (\(Array(repeating: "?", count: f.rooms.count).joined(separator: ",")))")
-            args += f.rooms.map { Account.key($0) }
-        }
-        if let owner = f.personalOf {
-            scope.append("(room IS NULL AND creator_key = ?)")
-            args.append(Account.key(owner))
-        }
-        parts.append(scope.isEmpty ? "0" : "(" + scope.joined(separator: " OR ") + ")")
-        if let statuses = f.statuses, !statuses.isEmpty {
-            parts.append("status IN (\(Array(repeating: "?", count: statuses.count).joined(separator: ",")))")
-            args += statuses.map(\.rawValue).sorted()
-        }
-        if let a = f.assignee { parts.append("assignee_key = ?"); args.append(Account.key(a)) }
-        if let who = f.onlyInvolving {
-            parts.append("(assignee_key = ? OR creator_key = ?)")
-            args += [Account.key(who), Account.key(who)]
-        }
-        if let d = f.dueFrom { parts.append("due >= ?"); args.append(Millis.from(d)) }
-        if let d = f.dueTo { parts.append("due < ?"); args.append(Millis.from(d)) }
-        if let d = f.createdFrom { parts.append("created_at >= ?"); args.append(Millis.from(d)) }
-        if let d = f.createdTo { parts.append("created_at < ?"); args.append(Millis.from(d)) }
-        if let text = f.text, !text.isEmpty {
-            parts.append("(title LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')")
-            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
-                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
-            let pattern = "%" + escaped + "%"
-            args += [pattern, pattern]
-        }
-        return (parts.joined(separator: " AND "), args)
     }
 }

@@ -83,42 +83,18 @@ extension SQLiteStore: MarketStore {
     }
 
     public func requests(_ filter: RequestFilter) throws -> [ServiceRequest] {
-        let (clause, arguments) = Self.whereClause(filter)
+        let condition = StoredFilters.requests(filter)
         return try db.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM service_requests WHERE \(clause) ORDER BY id DESC LIMIT ? OFFSET ?",
-                             arguments: StatementArguments(arguments + [filter.limit, filter.offset])).map(Self.request)
+            try Row.fetchAll(db, sql: "SELECT * FROM service_requests WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
+                             arguments: condition.arguments + [filter.limit, filter.offset]).map(Self.request)
         }
     }
 
     public func countRequests(_ filter: RequestFilter) throws -> Int {
-        let (clause, arguments) = Self.whereClause(filter)
+        let condition = StoredFilters.requests(filter)
         return try db.read { db in
-            try Int.fetchOne(db, sql: "SELECT count(*) FROM service_requests WHERE \(clause)", arguments: StatementArguments(arguments)) ?? 0
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM service_requests WHERE \(condition.text)", arguments: condition.arguments) ?? 0
         }
-    }
-
-    private static func whereClause(_ f: RequestFilter) -> (String, [(any DatabaseValueConvertible)?]) {
-        var parts: [String] = []
-        var args: [(any DatabaseValueConvertible)?] = []
-        switch f.scope {
-        case .open(let categories, let except):
-            parts.append("status = 'open'")
-            parts.append("customer_key != ?")
-            args.append(Account.key(except))
-            if !categories.isEmpty {
-                parts.append("category IN (\(categories.map { _ in "?" }.joined(separator: ", ")))")
-                args += categories.map { $0 as (any DatabaseValueConvertible)? }
-            }
-        case .involving(let account):
-            let key = Account.key(account)
-            parts.append("(customer_key = ? OR contractor_key = ? OR id IN (SELECT request FROM offers WHERE contractor_key = ?))")
-            args += [key, key, key]
-        }
-        if let category = f.category {
-            parts.append("category = ?")
-            args.append(category)
-        }
-        return (parts.joined(separator: " AND "), args)
     }
 
     public func openRequests(endedBy time: Date) throws -> [ServiceRequest] {

@@ -1,0 +1,139 @@
+import ChorusCore
+import GRDB
+
+/// A condition with `?` for each of its values, in order.
+public struct SQLCondition: Sendable {
+    public var text: String
+    public var values: [StoredValue]
+}
+
+/// A value a condition compares with: the only kinds the filters need.
+public enum StoredValue: Sendable, Equatable {
+    case text(String)
+    case integer(Int64)
+}
+
+/// Which jobs and service requests a filter matches, as SQL both stores run: the rule is written
+/// once, and only the words the two dialects spell differently are given (`like`).
+public enum StoredFilters {
+    /// `like` is the store's case-blind match: SQLite's `LIKE`, PostgreSQL's `ILIKE`.
+    public static func jobs(_ f: JobFilter, like: String) -> SQLCondition {
+        var parts: [String] = []
+        var values: [StoredValue] = []
+        var scope: [String] = []
+        if !f.rooms.isEmpty {
+            scope.append("room IN (\(marks(f.rooms.count)))")
+            values += f.rooms.map { .text(Account.key($0)) }
+        }
+        if let owner = f.personalOf {
+            scope.append("(room IS NULL AND creator_key = ?)")
+            values.append(.text(Account.key(owner)))
+        }
+        parts.append(scope.isEmpty ? "false" : "(" + scope.joined(separator: " OR ") + ")")
+        if let statuses = f.statuses, !statuses.isEmpty {
+            parts.append("status IN (\(marks(statuses.count)))")
+            values += statuses.map(\.rawValue).sorted().map { .text($0) }
+        }
+        if let a = f.assignee { parts.append("assignee_key = ?"); values.append(.text(Account.key(a))) }
+        if let who = f.onlyInvolving {
+            parts.append("(assignee_key = ? OR creator_key = ?)")
+            values += [.text(Account.key(who)), .text(Account.key(who))]
+        }
+        if let d = f.dueFrom { parts.append("due >= ?"); values.append(.integer(Millis.from(d))) }
+        if let d = f.dueTo { parts.append("due < ?"); values.append(.integer(Millis.from(d))) }
+        if let d = f.createdFrom { parts.append("created_at >= ?"); values.append(.integer(Millis.from(d))) }
+        if let d = f.createdTo { parts.append("created_at < ?"); values.append(.integer(Millis.from(d))) }
+        if let text = f.text, !text.isEmpty {
+            parts.append("(title \(like) ? ESCAPE '\\' OR description \(like) ? ESCAPE '\\')")
+            let escaped = text.replacingOccurrences(of: "\\", with: "\\\\")
+                .replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+            values += [.text("%" + escaped + "%"), .text("%" + escaped + "%")]
+        }
+        return SQLCondition(text: parts.joined(separator: " AND "), values: values)
+    }
+
+    public static func requests(_ f: RequestFilter) -> SQLCondition {
+        var parts: [String] = []
+        var values: [StoredValue] = []
+        switch f.scope {
+        case .open(let categories, let except):
+            parts.append("status = 'open'")
+            parts.append("customer_key != ?")
+            values.append(.text(Account.key(except)))
+            if !categories.isEmpty {
+                parts.append("category IN (\(marks(categories.count)))")
+                values += categories.map { .text($0) }
+            }
+        case .involving(let account):
+            let key = Account.key(account)
+            parts.append("(customer_key = ? OR contractor_key = ? OR id IN (SELECT request FROM offers WHERE contractor_key = ?))")
+            values += [.text(key), .text(key), .text(key)]
+        }
+        if let category = f.category {
+            parts.append("category = ?")
+            values.append(.text(category))
+        }
+        return SQLCondition(text: parts.joined(separator: " AND "), values: values)
+    }
+
+    private static func marks(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ",")
+    }
+}
+
+extension SQLCondition {
+    /// The values as GRDB binds them.
+    var arguments: StatementArguments {
+        StatementArguments(values.map { value -> any DatabaseValueConvertible in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number
+            }
+        })
+    }
+}
+
+/// How a history query reads, the same in every store: each bound becomes a place (time, id), and
+/// the query one or two reads of lines before or after such places.
+public enum HistoryPlan {
+    public typealias Place = (time: Int64, id: Int64)
+
+    /// `place(msgid)` finds the line a msgid names in the conversation; `fetch(condition, values,
+    /// descending, limit)` reads lines matching `condition` (a `(time, id)` comparison with `?`s)
+    /// and returns them oldest first.
+    public static func run<Entry>(_ query: HistoryQuery, place: (String) throws -> Place?,
+                                  fetch: (String, [Int64], Bool, Int) throws -> [Entry]) throws -> [Entry] {
+        // A time bound sits between ids, so it takes id 0 or the largest.
+        func position(_ bound: HistoryQuery.Bound, after: Bool) throws -> Place? {
+            switch bound {
+            case .time(let date): return (Millis.from(date), after ? Int64.max : 0)
+            case .msgid(let id): return try place(id)
+            }
+        }
+        switch query {
+        case .latest(nil, let limit):
+            return try fetch("", [], true, limit)
+        case .latest(let bound?, let limit):
+            guard let p = try position(bound, after: true) else { return [] }
+            return try fetch("AND (time, id) > (?, ?)", [p.time, p.id], true, limit)
+        case .before(let bound, let limit):
+            guard let p = try position(bound, after: false) else { return [] }
+            return try fetch("AND (time, id) < (?, ?)", [p.time, p.id], true, limit)
+        case .after(let bound, let limit):
+            guard let p = try position(bound, after: true) else { return [] }
+            return try fetch("AND (time, id) > (?, ?)", [p.time, p.id], false, limit)
+        case .around(let bound, let limit):
+            guard let p = try position(bound, after: false) else { return [] }
+            let before = try fetch("AND (time, id) < (?, ?)", [p.time, p.id], true, limit / 2)
+            return before + (try fetch("AND (time, id) >= (?, ?)", [p.time, p.id], false, limit - before.count))
+        case .between(let a, let b, let limit):
+            guard let start = try position(a, after: true), let end = try position(b, after: false) else { return [] }
+            if start <= end {
+                return try fetch("AND (time, id) > (?, ?) AND (time, id) < (?, ?)", [start.time, start.id, end.time, end.id], false, limit)
+            }
+            // Counting from the later bound: the newest `limit` lines of the range.
+            guard let hi = try position(a, after: false), let lo = try position(b, after: true) else { return [] }
+            return try fetch("AND (time, id) < (?, ?) AND (time, id) > (?, ?)", [hi.time, hi.id, lo.time, lo.id], true, limit)
+        }
+    }
+}
