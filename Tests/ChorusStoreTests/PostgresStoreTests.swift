@@ -83,6 +83,28 @@ final class PostgresStoreTests: XCTestCase {
         }
     }
 
+    /// A database whose locale sorts words as a dictionary does (ICU's en-US) still lists what the
+    /// store lists in SQLite's order, byte by byte: the same server shows the same lists on either.
+    func testListsComeInSQLitesOrderWhateverTheDatabasesLocale() throws {
+        let url = try serverURL()
+        let admin = try PostgresLocation(url).adminConnection()
+        defer { try? admin.close().wait() }
+        let logger = Logger(label: "test")
+        let exists = try admin.query("SELECT 1 FROM pg_database WHERE datname = 'chorus_icu_test'", logger: logger).wait()
+        if exists.rows.isEmpty {
+            _ = try admin.query("CREATE DATABASE chorus_icu_test LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C' TEMPLATE template0",
+                                logger: logger).wait()
+        }
+        var location = try PostgresLocation(url.replacingOccurrences(of: "/postgres?", with: "/chorus_icu_test?"))
+        location.schema = "o_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let store = try PostgresStore(location: location, connections: 1)
+        defer { store.close() }
+        for name in ["bob", "_ann", "ann", "[x]", "Zed"] {
+            _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: Date()))
+        }
+        XCTAssertEqual(try store.allAccounts().map(\.name), ["[x]", "_ann", "ann", "bob", "Zed"])
+    }
+
     func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
         let url = try serverURL()
         var location = try PostgresLocation(url)
