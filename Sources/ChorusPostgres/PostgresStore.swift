@@ -78,6 +78,18 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
 
     public func savepoint(_ body: () throws -> Bool) throws {
         guard let link = connection else { throw StoreError.notInTransaction }
+        // Until the transaction has written something, the transaction itself is the savepoint:
+        // a refused command is taken back by starting it over. Two round trips fewer for the
+        // first command of each batch, which under light load is every command.
+        if !link.changedTransaction {
+            let kept: Bool
+            do { kept = try body() } catch { kept = false }
+            if !kept {
+                forgetAll()
+                if link.changedTransaction { try link.restartTransaction() }
+            }
+            return
+        }
         try link.execute("SAVEPOINT command")
         let kept: Bool
         do { kept = try body() } catch { kept = false }
@@ -160,6 +172,9 @@ final class PostgresLink: @unchecked Sendable {
     private let logger: Logger
     /// Set when a statement found the connection gone: the pool replaces it.
     private(set) var broken = false
+    /// In a transaction: whether anything would need taking back (a write, or a statement that
+    /// failed and so aborted the transaction).
+    private(set) var changedTransaction = false
 
     init(_ connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -183,6 +198,7 @@ final class PostgresLink: @unchecked Sendable {
     static let statementTimeout: TimeInterval = 30
 
     private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
+        if !sql.hasPrefix("SELECT") { changedTransaction = true }
         var binds = PostgresBindings(capacity: values.count)
         for value in values { value.bind(to: &binds) }
         let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
@@ -198,6 +214,7 @@ final class PostgresLink: @unchecked Sendable {
         do {
             return try result.get()
         } catch {
+            changedTransaction = true
             let failure = PostgresStoreError(error, sql: sql)
             if failure.connectionLost || connection.isClosed { broken = true }
             throw failure
@@ -207,6 +224,7 @@ final class PostgresLink: @unchecked Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
+        changedTransaction = false
         let result: T
         do {
             result = try body()
@@ -216,6 +234,13 @@ final class PostgresLink: @unchecked Sendable {
         }
         try execute("COMMIT")
         return result
+    }
+
+    /// Takes back everything the transaction did and goes on in a new one.
+    func restartTransaction() throws {
+        try execute("ROLLBACK")
+        try execute("BEGIN")
+        changedTransaction = false
     }
 
     /// `?` → `$1`, `$2` …, outside quoted text. A statement that names its values by number
