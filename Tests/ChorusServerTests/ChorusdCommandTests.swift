@@ -1,0 +1,101 @@
+import Foundation
+import XCTest
+
+/// `chorusd`'s own commands as an operator types them: the binary the build made, run in a
+/// temporary folder, its exit status and what it printed.
+final class ChorusdCommandTests: XCTestCase {
+    private var folder: URL!
+
+    override func setUpWithError() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorusd-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: folder)
+    }
+
+    /// Runs chorusd with `arguments`, standard input closed or given; waits at most 30 s.
+    private func chorusd(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
+        // The test bundle and chorusd are built into the same folder.
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chorusd")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw XCTSkip("chorusd is not built beside the tests (swift build --build-tests builds it)")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        process.currentDirectoryURL = folder
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { process.terminate(); XCTFail("chorusd \(arguments) did not finish within 30 s") }
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    func testAccountsAreMadeListedAndDeletedInTheDataFolder() throws {
+        let data = folder.appendingPathComponent("data").path
+        let added = try chorusd(["account", "add", "alice", "--email", "alice@example.org", "--data", data], input: "a-long-password\n")
+        XCTAssertEqual(added.status, 0, added.output)
+        XCTAssertTrue(added.output.contains("created account alice"), added.output)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: data + "/chorus.sqlite"))
+
+        let again = try chorusd(["account", "add", "ALICE", "--password", "another-password", "--data", data])
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.output.lowercased().contains("taken") || again.output.contains("exists"), again.output)
+        let weak = try chorusd(["account", "add", "bob", "--password", "x", "--data", data])
+        XCTAssertNotEqual(weak.status, 0)
+        XCTAssertTrue(weak.output.contains("password"), weak.output)
+
+        let listed = try chorusd(["account", "list", "--data", data])
+        XCTAssertEqual(listed.status, 0, listed.output)
+        XCTAssertTrue(listed.output.hasPrefix("alice\talice@example.org\t"), listed.output)
+
+        let token = try chorusd(["account", "token", "alice", "--label", "ci", "--data", data])
+        XCTAssertTrue(token.output.contains("(ci) for alice: "), token.output)
+
+        XCTAssertEqual(try chorusd(["account", "del", "alice", "--data", data]).status, 0)
+        XCTAssertEqual(try chorusd(["account", "list", "--data", data]).output, "no accounts\n")
+        XCTAssertTrue(try chorusd(["check", "--data", data]).output.contains("chorus.sqlite: ok"))
+    }
+
+    func testAMistypedDataFolderIsRefusedNotMadeEmpty() throws {
+        let typo = folder.appendingPathComponent("chorus-dta").path
+        let listed = try chorusd(["account", "list", "--data", typo])
+        XCTAssertNotEqual(listed.status, 0)
+        XCTAssertTrue(listed.output.contains("There is no Chorus database at \(typo)/chorus.sqlite"), listed.output)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: typo))
+    }
+
+    func testThePostgreSQLStoreIsNamedByURLAndBackedUpByItsOwnTools() throws {
+        let unreachable = try chorusd(["serve", "--data", folder.path, "--store", "postgres://chorus@127.0.0.1:1/chorus?sslmode=disable",
+                                       "--tls", "127.0.0.1:0", "--plain", "off", "--web", "off"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertTrue(unreachable.output.contains("Cannot reach PostgreSQL at postgres://chorus@127.0.0.1:1/chorus: "), unreachable.output)
+        let bad = try chorusd(["check", "--store", "postgres://h/d?sslmode=maybe"])
+        XCTAssertTrue(bad.output.contains("sslmode is disable, prefer or require"), bad.output)
+
+        guard let server = ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES"] else {
+            throw XCTSkip("no PostgreSQL server: set CHORUS_TEST_POSTGRES (eval \"$(bash Tests/postgres/cluster.sh start)\")")
+        }
+        let url = server + "&schema=cli_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let data = folder.appendingPathComponent("data").path
+        XCTAssertEqual(try chorusd(["account", "add", "alice", "--password", "a-long-password", "--data", data, "--store", url]).status, 0)
+        XCTAssertTrue(try chorusd(["account", "list", "--store", url]).output.hasPrefix("alice\t"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: data + "/chorus.sqlite"), "the team's data is in PostgreSQL, not the folder")
+        let check = try chorusd(["check", "--data", data, "--store", url])
+        XCTAssertTrue(check.output.contains("database postgres://"), check.output)
+        XCTAssertFalse(check.output.contains("a-long-password"))
+        let backup = try chorusd(["backup", folder.appendingPathComponent("copy.sqlite").path, "--store", url])
+        XCTAssertNotEqual(backup.status, 0)
+        XCTAssertTrue(backup.output.contains("pg_dump"), backup.output)
+    }
+}
