@@ -90,15 +90,21 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
             }
             return
         }
-        try link.execute("SAVEPOINT command")
+        // Each command's savepoint is left open rather than released: the next nests inside it,
+        // and releasing the outermost now and then (or the commit) releases them all, a round
+        // trip per command fewer. Kept few: many open at once slow every session's snapshots.
+        let name = link.openSavepoint()
+        try link.execute("SAVEPOINT \(name)")
         let kept: Bool
         do { kept = try body() } catch { kept = false }
         if !kept {
             forgetAll()
             // PostgreSQL refuses every statement of a transaction after an error until this.
-            try link.execute("ROLLBACK TO SAVEPOINT command")
+            try link.execute("ROLLBACK TO SAVEPOINT \(name)")
         }
-        try link.execute("RELEASE SAVEPOINT command")
+        if let outermost = link.savepointsToRelease() {
+            try link.execute("RELEASE SAVEPOINT \(outermost)")
+        }
     }
 
     var db: Access { Access(pool: pool, batch: connection) }
@@ -175,6 +181,26 @@ final class PostgresLink: @unchecked Sendable {
     /// In a transaction: whether anything would need taking back (a write, or a statement that
     /// failed and so aborted the transaction).
     private(set) var changedTransaction = false
+    /// In a transaction: savepoints made and not yet released, and the number of the last one.
+    private var openSavepoints = 0
+    private var savepointNumber = 0
+    /// At most this many savepoints stay open (PostgreSQL keeps 64 subtransactions per session
+    /// in shared memory; past that, other sessions' snapshots must look them up on disk).
+    static let maxOpenSavepoints = 32
+
+    /// The name of a new savepoint (`c1`, `c2` … in a transaction).
+    func openSavepoint() -> String {
+        savepointNumber += 1
+        openSavepoints += 1
+        return "c\(savepointNumber)"
+    }
+
+    /// The outermost open savepoint when it is time to release them all, else nil.
+    func savepointsToRelease() -> String? {
+        guard openSavepoints >= Self.maxOpenSavepoints else { return nil }
+        defer { openSavepoints = 0 }
+        return "c\(savepointNumber - openSavepoints + 1)"
+    }
 
     init(_ connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -225,6 +251,7 @@ final class PostgresLink: @unchecked Sendable {
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
         changedTransaction = false
+        openSavepoints = 0
         let result: T
         do {
             result = try body()
@@ -241,6 +268,7 @@ final class PostgresLink: @unchecked Sendable {
         try execute("ROLLBACK")
         try execute("BEGIN")
         changedTransaction = false
+        openSavepoints = 0
     }
 
     /// `?` → `$1`, `$2` …, outside quoted text. A statement that names its values by number

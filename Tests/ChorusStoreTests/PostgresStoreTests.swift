@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusPostgres
+import ChorusStore
 import ChorusTestSupport
 import Foundation
 import Logging
@@ -103,6 +104,32 @@ final class PostgresStoreTests: XCTestCase {
             _ = try store.insertAccount(Account(name: name, passwordHash: "x", createdAt: Date()))
         }
         XCTAssertEqual(try store.allAccounts().map(\.name), ["[x]", "_ann", "ann", "bob", "Zed"])
+    }
+
+    /// A batch of many commands, some refused after they wrote: exactly the kept ones stay, on
+    /// both stores, past the point where PostgreSQL's open savepoints are released together.
+    func testABatchKeepsExactlyItsKeptCommandsOnBothStores() throws {
+        func run(_ store: any ChorusStorage) throws -> [String] {
+            try store.transaction(cache: nil) { tx in
+                for i in 1...80 {
+                    try tx.savepoint {
+                        _ = try tx.insertAccount(Account(name: "u\(i)", passwordHash: "x", createdAt: Date()))
+                        if i % 3 == 0 { return false }  // refused after its write
+                        if i % 7 == 0 { throw StoreError.notFound("u\(i)") }  // failed after its write
+                        return true
+                    }
+                }
+            }
+            return try store.allAccounts().map(\.name).sorted()
+        }
+        let expected = (1...80).filter { $0 % 3 != 0 && $0 % 7 != 0 }.map { "u\($0)" }.sorted()
+        XCTAssertEqual(try run(try SQLiteStore.inMemory()), expected)
+        let url = try serverURL()
+        var location = try PostgresLocation(url)
+        location.schema = "s_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let store = try PostgresStore(location: location, connections: 1)
+        defer { store.close() }
+        XCTAssertEqual(try run(store), expected)
     }
 
     func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
