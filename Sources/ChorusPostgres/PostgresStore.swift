@@ -7,13 +7,13 @@ import NIOCore
 import NIOPosix
 import PostgresNIO
 
-/// The PostgreSQL store: the same store protocols as SQLite's, for several `chorusd` processes on
-/// one database. Its schema and migrations are its own (`PostgresSchema`); what a row holds is
-/// written the same way as in SQLite (`StoredForm`, `Millis`).
+/// The PostgreSQL store: the same store protocols as SQLite's, on a database its operator runs,
+/// backs up and replicates with PostgreSQL's own tools. Its schema and migrations are its own
+/// (`PostgresSchema`); what a row holds is written the same way as in SQLite (`StoredForm`, `Millis`).
 ///
 /// Store methods are synchronous, as the protocols say: each takes a connection from a small pool,
-/// runs its statements and waits for them on the store's own event loop, so callers stay off it (the
-/// server calls the store from its writer and reader threads, never from an event loop).
+/// runs its statements on NIO's shared event loops and blocks until they answer, so callers must
+/// not be on those loops (the server calls the store from its writer and reader threads only).
 ///
 /// An instance is either the store itself, whose every call is a transaction of its own, or a
 /// transaction's handle (`transaction(cache:_:)`), whose calls all run on that transaction's connection.
