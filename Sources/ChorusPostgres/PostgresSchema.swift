@@ -276,6 +276,11 @@ enum PostgresSchema {
           PRIMARY KEY (account_key, target)
         );
         """),
+        // Several processes share the history as their log of what each committed: a line names
+        // the process that wrote it, which passes over its own lines when it reads the others'.
+        ("v2: lines name their node", """
+        ALTER TABLE history ADD COLUMN node TEXT COLLATE "C"
+        """),
     ]
 
     /// Applies the migrations the database lacks, each in a transaction of its own. Nodes starting

@@ -11,18 +11,24 @@ extension PostgresStore {
         guard !entries.isEmpty else { return }
         // A statement per thousand lines, in one transaction: a round trip per line would be most
         // of the cost, and a statement takes at most 65,535 values.
+        let node = pool.node
         try db.write { link in
+            // Lines take their ids, and commit, one process at a time: a reader that has seen id N
+            // has then seen every line before it (the lock is held until the commit).
+            try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history'))")
             for start in stride(from: 0, to: entries.count, by: 1000) {
                 let chunk = entries[start..<min(entries.count, start + 1000)]
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
+                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
                 var values: [any PostgresBindable] = []
-                values.reserveCapacity(chunk.count * 10)
+                values.reserveCapacity(chunk.count * 11)
                 for e in chunk {
                     values += [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source, e.account, e.target, e.text,
-                               e.clientTags, e.audience.map(StoredForm.audience)] as [any PostgresBindable]
+                               e.clientTags, e.audience.map(StoredForm.audience), node] as [any PostgresBindable]
                 }
-                try link.execute("INSERT INTO history (\(Self.historyColumns)) VALUES \(rows)", values)
+                try link.execute("INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows)", values)
             }
+            // A wake-up for the other processes, sent at the commit (and one per transaction).
+            try link.execute("NOTIFY \(PostgresStore.linesChannel)")
         }
     }
 
@@ -87,10 +93,43 @@ extension PostgresStore {
         }
     }
 
+    /// A line from its columns (`historyColumns`), starting at column `first`.
+    private static func entry(_ row: PostgresRandomAccessRow, from first: Int) throws -> HistoryEntry {
+        HistoryEntry(conversation: try row.string(first), msgid: try row.string(first + 1), time: try row.date(first + 2),
+                     command: try row.string(first + 3), source: try row.string(first + 4), account: try row.string(first + 5),
+                     target: try row.string(first + 6), text: try row.string(first + 7), clientTags: try row.string(first + 8),
+                     audience: (try row.string(first + 9) as String?).map(StoredForm.audience))
+    }
+
     private static func entry(_ row: PostgresRandomAccessRow) throws -> HistoryEntry {
-        HistoryEntry(conversation: try row.string(0), msgid: try row.string(1), time: try row.date(2),
-                     command: try row.string(3), source: try row.string(4), account: try row.string(5),
-                     target: try row.string(6), text: try row.string(7), clientTags: try row.string(8),
-                     audience: (try row.string(9) as String?).map(StoredForm.audience))
+        try entry(row, from: 0)
+    }
+}
+
+extension PostgresStore: SharedLog {
+    /// The channel `NOTIFY` wakes the other processes on.
+    static let linesChannel = "chorus_lines"
+
+    public func logPosition() throws -> Int64 {
+        try db.read { link in try link.query("SELECT coalesce(max(id), 0) FROM history").first?.int64(0) ?? 0 }
+    }
+
+    public func lines(after position: Int64, limit: Int) throws -> (lines: [HistoryEntry], next: Int64) {
+        let node = pool.node
+        return try db.read { link in
+            var next = position
+            var lines: [HistoryEntry] = []
+            for row in try link.query("SELECT id, node, \(Self.historyColumns) FROM history WHERE id > ? ORDER BY id LIMIT ?",
+                                      [position, limit]) {
+                next = try row.int64(0)
+                if try row.string(1) as String? == node { continue }
+                lines.append(try Self.entry(row, from: 2))
+            }
+            return (lines, next)
+        }
+    }
+
+    public func whenLinesCommitted(_ wake: @escaping @Sendable () -> Void) {
+        pool.listen(PostgresStore.linesChannel, wake)
     }
 }

@@ -301,8 +301,13 @@ final class PostgresPool: @unchecked Sendable {
     private let logger: Logger
     /// NIO's shared loops: the store's connections wait on them, never the server's own loops.
     private let group = MultiThreadedEventLoopGroup.singleton
+    /// This process among those sharing the database: the lines it writes carry it.
+    let node = "\(ProcessInfo.processInfo.hostName)/\(getpid())/\(UInt32.random(in: 0...UInt32.max))"
     private let lock = NSCondition()
     private var idle: [PostgresLink] = []
+    /// The connection that LISTENs, apart from the pool, and what it wakes.
+    private var listener: PostgresConnection?
+    private var listeners: [(channel: String, wake: @Sendable () -> Void)] = []
     private var open = 0
     private var closed = false
 
@@ -383,6 +388,53 @@ final class PostgresPool: @unchecked Sendable {
         }
     }
 
+    /// Calls `wake` on each NOTIFY on `channel`, from a connection of its own that is opened
+    /// again (every 2 s until it is) whenever it is lost.
+    func listen(_ channel: String, _ wake: @escaping @Sendable () -> Void) {
+        lock.lock()
+        listeners.append((channel, wake))
+        lock.unlock()
+        openListener()
+    }
+
+    private func openListener() {
+        lock.lock()
+        let wanted = listeners
+        let closed = self.closed
+        lock.unlock()
+        guard !closed, !wanted.isEmpty else { return }
+        do {
+            let connection = try PostgresConnection.connect(on: group.next(), configuration: location.configuration,
+                                                            id: Int.random(in: 0..<Int.max), logger: logger).wait()
+            for (channel, wake) in wanted {
+                connection.addListener(channel: channel) { _, _ in wake() }
+                _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger).wait()
+            }
+            lock.lock()
+            if self.closed {
+                lock.unlock()
+                try? connection.close().wait()
+                return
+            }
+            listener = connection
+            lock.unlock()
+            // What was committed while no one listened is found by the readers' polls.
+            connection.closeFuture.whenComplete { _ in
+                self.lock.lock()
+                self.listener = nil
+                self.lock.unlock()
+                self.retryListener()
+            }
+        } catch {
+            logger.warning("cannot LISTEN for other processes' lines; reading them every poll only", metadata: ["error": "\(PostgresStoreError(error))"])
+            retryListener()
+        }
+    }
+
+    private func retryListener() {
+        group.next().scheduleTask(in: .seconds(2)) { DispatchQueue.global().async { self.openListener() } }
+    }
+
     func close() {
         lock.lock()
         guard !closed else { return lock.unlock() }
@@ -390,8 +442,11 @@ final class PostgresPool: @unchecked Sendable {
         let links = idle
         idle = []
         open -= links.count
+        let listening = listener
+        listener = nil
         lock.broadcast()
         lock.unlock()
+        if let listening { try? listening.close().wait() }
         for link in links {
             let closing: EventLoopFuture<Void> = link.connection.close()
             try? closing.wait()

@@ -133,3 +133,24 @@ extension IRCServer {
         client.rooms.isEmpty ? [client] : peers(of: client)
     }
 }
+
+extension IRCServer {
+    /// Lines another process committed: each reaches the clients here that it would have reached
+    /// had it been said here. A room line goes to the room's members (a line for some members
+    /// only, to them and the managers); a private line to the recipient's connections.
+    func deliverFromOtherProcesses(_ lines: [HistoryEntry]) {
+        for entry in lines {
+            if entry.conversation.hasPrefix("@") {
+                let recipient = Names.fold(entry.target)
+                guard let client = registry.nicks[recipient], !client.closing else { continue }
+                send(Outgoing(replaying: entry, to: entry.target, stampingText: false), to: client)
+            } else if let room = rooms[entry.conversation] {
+                let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
+                broadcast(outgoing, to: room.members, only: { member in
+                    guard let audience = entry.audience else { return true }
+                    return room.isOp(member) || member.account.map { audience.contains($0.key) } ?? false
+                })
+            }
+        }
+    }
+}

@@ -100,6 +100,8 @@ public final class IRCServer: @unchecked Sendable {
     let metrics = ServerMetrics()
     /// Where `!report`'s pictures are served and how their links are signed; nil without a web side.
     private(set) var reportLinks: ReportLinks?
+    /// Lines other processes on the same database commit (a PostgreSQL store), delivered here.
+    private var clusterFeed: ClusterFeed?
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
@@ -182,6 +184,15 @@ public final class IRCServer: @unchecked Sendable {
         maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
             self?.checkLiveness()
         }
+        // Other processes on the same database: their lines reach the clients here.
+        if let log = store as? any SharedLog {
+            let feed = ClusterFeed(log: log, logger: logger) { [weak self] lines in
+                guard let self else { return }
+                self.loop.execute { self.deliverFromOtherProcesses(lines) }
+            }
+            try feed.start()
+            clusterFeed = feed
+        }
         // Reminders whose time passed while the server was down fire once, now.
         workspace.announceNextDue()
         // A renewed certificate (Let's Encrypt) is picked up without a restart.
@@ -212,6 +223,7 @@ public final class IRCServer: @unchecked Sendable {
 
     /// Tells everyone, closes every connection, writes what is pending, and stops.
     public func shutdown(reason: String = "Server shutting down") {
+        clusterFeed?.stop()
         try? loop.submit {
             self.listening = false
             self.maintenance?.cancel()

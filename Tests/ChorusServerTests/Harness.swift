@@ -23,12 +23,16 @@ final class TestServer {
 
     let now: @Sendable () -> Date
     let newSecret: @Sendable () -> String
+    /// Whose store this server opens: its own folder's, or the one it shares with other servers.
+    private let storeFolder: String?
 
     // `newSecret` before `now`, so that `TestServer(now: …) { config }` leaves one closure to match.
+    /// `sharing`: a name other TestServers give too, to run as processes on one database.
     init(newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }, now: @escaping @Sendable () -> Date = { Date() },
-         configure: (inout ServerConfig) -> Void = { _ in }) throws {
+         sharing: String? = nil, configure: (inout ServerConfig) -> Void = { _ in }) throws {
         self.now = now
         self.newSecret = newSecret
+        storeFolder = sharing
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-test-\(UUID().uuidString)")
         config = ServerConfig()
         config.dataDirectory = folder.path
@@ -47,7 +51,7 @@ final class TestServer {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         var logger = Logger(label: "chorus-test")
         logger.logLevel = .warning
-        let store = try TestStore.at(folder: config.dataDirectory)
+        let store = try TestStore.at(folder: storeFolder ?? config.dataDirectory)
         self.store = store
         server = IRCServer(config: config, store: store, now: now, logger: logger,
                            newSecret: newSecret)

@@ -1,0 +1,57 @@
+import ChorusTestSupport
+import Foundation
+import XCTest
+
+/// Several servers on one PostgreSQL database, as processes behind a balancer are: what one
+/// commits reaches the clients of the others. Runs in the PostgreSQL pass (`CHORUS_TEST_STORE=postgres`).
+final class ClusterTests: XCTestCase {
+    private func nodes(_ count: Int) throws -> [TestServer] {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        return try (0..<count).map { _ in try TestServer(sharing: shared) }
+    }
+
+    func testARoomLineAndAnEventOnOneNodeReachMembersOnTheOthers() throws {
+        let (a, b, c) = try { let n = try nodes(3); return (n[0], n[1], n[2]) }()
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("ben", "ben-password")
+        let ann = try a.connect()
+        try ann.register("ann", caps: ["message-tags", "server-time"], sasl: ("ann", "ann-password"))
+        try ann.join("#kitchen")
+        let ben = try b.connect()
+        try ben.register("ben", caps: ["message-tags", "server-time"], sasl: ("ben", "ben-password"))
+        try ben.join("#kitchen")
+        let guest = try c.connect()
+        try guest.register("cat")
+        try guest.join("#kitchen")
+
+        ann.send("PRIVMSG #kitchen :dinner at eight")
+        for (who, client) in [("ben on node B", ben), ("cat on node C", guest)] {
+            let line = try client.expect("the line, for \(who)") { $0.command == "PRIVMSG" && $0.params.last == "dinner at eight" }
+            XCTAssertTrue(line.source?.hasPrefix("ann!") == true, "\(line.source ?? "")")
+        }
+
+        ann.send("PRIVMSG #kitchen :!job add Buy candles @ben")
+        let event = try ben.expect("the event") { $0.command == "NOTICE" && $0.params.last?.contains("created job 1 ") == true }
+        XCTAssertEqual(event.tag("chorus/event"), "job.created")
+        ben.send("PRIVMSG #kitchen :!done 1")
+        let done = try ann.expect("ben's !done, on node A") { $0.params.last?.contains("completed job 1 ") == true }
+        XCTAssertEqual(done.tag("chorus/actor"), "ben")
+        // A line a node wrote itself is not delivered twice to its own clients: ben's copy came
+        // once, and after a poll's time no other has come.
+        XCTAssertFalse(ben.drain(for: 1.5).contains { $0.params.last == "dinner at eight" })
+    }
+
+    func testAPrivateLineReachesItsRecipientOnAnotherNode() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        let ann = try n[0].connect()
+        try ann.register("ann", sasl: ("ann", "ann-password"))
+        let ben = try n[1].connect()
+        try ben.register("ben", sasl: ("ben", "ben-password"))
+        ann.send("PRIVMSG ben :are you in?")
+        let line = try ben.expect("ann's private line") { $0.command == "PRIVMSG" && $0.params.last == "are you in?" }
+        XCTAssertEqual(line.params.first, "ben")
+    }
+}
