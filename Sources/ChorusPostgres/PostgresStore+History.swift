@@ -14,8 +14,12 @@ extension PostgresStore {
         let node = pool.node
         try db.write { link in
             // Lines take their ids, and commit, one process at a time: a reader that has seen id N
-            // has then seen every line before it (the lock is held until the commit).
-            try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history'))")
+            // has then seen every line before it (the lock is held until the commit). The
+            // wake-up for the other processes goes in the same round trip: PostgreSQL sends it
+            // at the commit (one per transaction), naming this process, whose own listener
+            // passes over it.
+            try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history')), pg_notify('\(PostgresStore.linesChannel)', ?)",
+                             [node])
             for start in stride(from: 0, to: entries.count, by: 1000) {
                 let chunk = entries[start..<min(entries.count, start + 1000)]
                 let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
@@ -27,8 +31,6 @@ extension PostgresStore {
                 }
                 try link.execute("INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows)", values)
             }
-            // A wake-up for the other processes, sent at the commit (and one per transaction).
-            try link.execute("NOTIFY \(PostgresStore.linesChannel)")
         }
     }
 

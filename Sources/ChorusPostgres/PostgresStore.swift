@@ -388,8 +388,9 @@ final class PostgresPool: @unchecked Sendable {
         }
     }
 
-    /// Calls `wake` on each NOTIFY on `channel`, from a connection of its own that is opened
-    /// again (every 2 s until it is) whenever it is lost.
+    /// Calls `wake` on each NOTIFY on `channel` from another process (the payload names the
+    /// sender), from a connection of its own that is opened again (every 2 s until it is) whenever
+    /// it is lost.
     func listen(_ channel: String, _ wake: @escaping @Sendable () -> Void) {
         lock.lock()
         listeners.append((channel, wake))
@@ -406,8 +407,10 @@ final class PostgresPool: @unchecked Sendable {
         do {
             let connection = try PostgresConnection.connect(on: group.next(), configuration: location.configuration,
                                                             id: Int.random(in: 0..<Int.max), logger: logger).wait()
+            let node = self.node
             for (channel, wake) in wanted {
-                connection.addListener(channel: channel) { _, _ in wake() }
+                // A notification this process sent itself is news only to the others.
+                connection.addListener(channel: channel) { _, note in if note.payload != node { wake() } }
                 _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger).wait()
             }
             lock.lock()
