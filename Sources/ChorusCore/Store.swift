@@ -15,6 +15,10 @@ public protocol Store: Sendable {
     /// Lets go of the database (files, connections) once the server is done with it; a
     /// transaction's handle has nothing of its own to let go.
     func close()
+    /// On a transaction's handle: waits until no other process sharing the database is doing the
+    /// due work (reminders, expiries, nudges), and keeps the others waiting until this transaction
+    /// ends, so what comes due is done once. What is read after it includes the others' work.
+    func takeDueWork() throws
 
     // Accounts
     func insertAccount(_ account: Account) throws -> Account
@@ -68,6 +72,9 @@ public protocol Store: Sendable {
 }
 
 extension Store {
+    /// One process alone on its database (SQLite's) has no one to wait for.
+    public func takeDueWork() throws {}
+
     public func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry] {
         try history(of: conversation, query, reader: .everything)
     }

@@ -34,7 +34,10 @@ public struct Boards: Sendable {
     /// Everything due by now on every board: reminders fire, requests whose window passed expire,
     /// timers past their limit and planned blocks that start with no timer running earn a nudge.
     func fireDue(remindEvery interval: TimeInterval) throws -> [Event] {
-        try chores.fireReminders(every: interval) + market.expire() + time.nudge() + time.planReminders(serverZone: timeZone)
+        // Other processes on the same database fire what is due too: one at a time, each seeing
+        // what the one before it did, so nothing fires twice.
+        try store.takeDueWork()
+        return try chores.fireReminders(every: interval) + market.expire() + time.nudge() + time.planReminders(serverZone: timeZone)
     }
 }
 

@@ -132,6 +132,41 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try run(store), expected)
     }
 
+    /// Two processes doing what comes due at once: the second waits for the first's commit, and
+    /// then reads what the first did, so a reminder is sent once.
+    func testDueWorkIsDoneByOneProcessAtATime() throws {
+        let url = try serverURL()
+        var location = try PostgresLocation(url)
+        location.schema = "d_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let first = try PostgresStore(location: location, connections: 1)
+        let second = try PostgresStore(location: location, connections: 1)
+        defer { first.close(); second.close() }
+        let firstHolds = DispatchSemaphore(value: 0)
+        let secondSaw = Mutex<(waited: TimeInterval, found: Bool)?>(nil)
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) {
+            try? first.transaction(cache: nil) { tx in
+                try tx.takeDueWork()
+                firstHolds.signal()
+                _ = try tx.insertAccount(Account(name: "reminded", passwordHash: "x", createdAt: Date()))
+                Thread.sleep(forTimeInterval: 0.3)
+            }
+        }
+        firstHolds.wait()
+        DispatchQueue.global().async(group: done) {
+            let asked = Date()
+            try? second.transaction(cache: nil) { tx in
+                try tx.takeDueWork()
+                let found = try tx.account(named: "reminded") != nil
+                secondSaw.withLock { $0 = (Date().timeIntervalSince(asked), found) }
+            }
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        let saw = try XCTUnwrap(secondSaw.withLock { $0 })
+        XCTAssertGreaterThan(saw.waited, 0.2, "the second waited for the first's commit")
+        XCTAssertTrue(saw.found, "and then read what the first did")
+    }
+
     func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
         let url = try serverURL()
         var location = try PostgresLocation(url)
