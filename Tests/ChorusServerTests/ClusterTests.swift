@@ -32,7 +32,10 @@ final class ClusterTests: XCTestCase {
         }
 
         ann.send("PRIVMSG #kitchen :!job add Buy candles @ben")
-        let event = try ben.expect("the event") { $0.command == "NOTICE" && $0.params.last?.contains("created job 1 ") == true }
+        // On node B as on node A: the command's line, then what it made happen.
+        let lines = try ben.collect { $0.command == "NOTICE" && $0.params.last?.contains("created job 1 ") == true }
+        XCTAssertTrue(lines.contains { $0.command == "PRIVMSG" && $0.params.last == "!job add Buy candles @ben" }, "\(lines)")
+        let event = try XCTUnwrap(lines.last)
         XCTAssertEqual(event.tag("chorus/event"), "job.created")
         ben.send("PRIVMSG #kitchen :!done 1")
         let done = try ann.expect("ben's !done, on node A") { $0.params.last?.contains("completed job 1 ") == true }

@@ -57,6 +57,9 @@ extension IRCServer {
     /// and effects carried out just before, in the same turn (`IRCEventSink`).
     func perform(_ command: any WorkspaceCommand, for reply: Reply) -> EventLoopFuture<Outcome> {
         let asker = Asker(reply: reply, answer: loop.makePromise(of: Outcome.self))
+        // The line that typed the command is stored before what the command makes: history's
+        // order is the order other processes deliver in.
+        flushHistory()
         workspace.run(command, origin: asker)
         return asker.answer.futureResult
     }
