@@ -141,9 +141,13 @@ extension IRCServer {
     func deliverFromOtherProcesses(_ lines: [HistoryEntry]) {
         for entry in lines {
             if entry.conversation.hasPrefix("@") {
-                let recipient = Names.fold(entry.target)
-                guard let client = registry.nicks[recipient], !client.closing else { continue }
-                send(Outgoing(replaying: entry, to: entry.target, stampingText: false), to: client)
+                // Addressed to an account: every connection of it here, under whatever nick each has
+                // (as `messageAccount` does on the sender's process); else to the nick itself.
+                var recipients = registry.connections(ofAccount: Account.key(entry.target))
+                if recipients.isEmpty, let client = registry.nicks[Names.fold(entry.target)] { recipients = [client] }
+                for client in recipients where !client.closing {
+                    send(Outgoing(replaying: entry, to: client.nick, stampingText: false), to: client)
+                }
             } else if let room = rooms[entry.conversation] {
                 let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
                 broadcast(outgoing, to: room.members, only: { member in

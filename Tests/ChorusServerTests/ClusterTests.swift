@@ -53,8 +53,13 @@ final class ClusterTests: XCTestCase {
         try ann.register("ann", sasl: ("ann", "ann-password"))
         let ben = try n[1].connect()
         try ben.register("ben", sasl: ("ben", "ben-password"))
+        // ben's second connection goes by another nick: a line to the account reaches both.
+        let benny = try n[1].connect()
+        try benny.register("benny", sasl: ("ben", "ben-password"))
         ann.send("PRIVMSG ben :are you in?")
         let line = try ben.expect("ann's private line") { $0.command == "PRIVMSG" && $0.params.last == "are you in?" }
         XCTAssertEqual(line.params.first, "ben")
+        let other = try benny.expect("the line on ben's other connection") { $0.command == "PRIVMSG" && $0.params.last == "are you in?" }
+        XCTAssertEqual(other.params.first, "benny")
     }
 }
