@@ -1,0 +1,164 @@
+import Dispatch
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import PostgresNIO
+
+/// One connection, used by one thread at a time (the pool's discipline): statements with `?`
+/// placeholders, numbered here as PostgreSQL wants them (`$1`, `$2` …).
+final class PostgresLink: @unchecked Sendable {
+    let connection: PostgresConnection
+    private let logger: Logger
+    /// Set when a statement found the connection gone: the pool replaces it.
+    private(set) var broken = false
+    /// In a transaction: whether anything would need taking back (a write, or a statement that
+    /// failed and so aborted the transaction).
+    private(set) var changedTransaction = false
+    /// In a transaction: savepoints made and not yet released, and the number of the last one.
+    private var openSavepoints = 0
+    private var savepointNumber = 0
+    /// At most this many savepoints stay open (PostgreSQL keeps 64 subtransactions per session
+    /// in shared memory; past that, other sessions' snapshots must look them up on disk).
+    static let maxOpenSavepoints = 32
+
+    /// The name of a new savepoint (`c1`, `c2` … in a transaction).
+    func openSavepoint() -> String {
+        savepointNumber += 1
+        openSavepoints += 1
+        return "c\(savepointNumber)"
+    }
+
+    /// The outermost open savepoint when it is time to release them all, else nil.
+    func savepointsToRelease() -> String? {
+        guard openSavepoints >= Self.maxOpenSavepoints else { return nil }
+        defer { openSavepoints = 0 }
+        return "c\(savepointNumber - openSavepoints + 1)"
+    }
+
+    init(_ connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// The rows a statement returns.
+    @discardableResult
+    func query(_ sql: String, _ values: [any PostgresBindable] = []) throws -> [PostgresRandomAccessRow] {
+        try run(sql, values).rows.map { $0.makeRandomAccess() }
+    }
+
+    /// How many rows a statement changed.
+    @discardableResult
+    func execute(_ sql: String, _ values: [any PostgresBindable] = []) throws -> Int {
+        try run(sql, values).metadata.rows ?? 0
+    }
+
+    /// How long a statement may take before its connection is given up: nothing Chorus asks
+    /// takes a fraction of this, and a connection the server ended can leave a query unanswered.
+    static let statementTimeout: TimeInterval = 30
+
+    private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
+        if !sql.hasPrefix("SELECT") { changedTransaction = true }
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values { value.bind(to: &binds) }
+        let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).whenComplete { result in
+            answer.withLockedValue { $0 = result }
+            answered.signal()
+        }
+        guard answered.wait(timeout: .now() + Self.statementTimeout) == .success, let result = answer.withLockedValue({ $0 }) else {
+            broken = true  // the pool closes it
+            throw PostgresStoreError(closed: "no answer within \(Int(Self.statementTimeout)) s; the connection is given up")
+        }
+        do {
+            return try result.get()
+        } catch {
+            changedTransaction = true
+            let failure = PostgresStoreError(error, sql: sql)
+            if failure.connectionLost || connection.isClosed { broken = true }
+            throw failure
+        }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func inTransaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
+        changedTransaction = false
+        openSavepoints = 0
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            if !broken { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+        try execute("COMMIT")
+        return result
+    }
+
+    /// Takes back everything the transaction did and goes on in a new one.
+    func restartTransaction() throws {
+        try execute("ROLLBACK")
+        try execute("BEGIN")
+        changedTransaction = false
+        openSavepoints = 0
+    }
+
+    /// `?` → `$1`, `$2` …, outside quoted text. A statement that names its values by number
+    /// (`$1`, used twice) is written that way and has no `?`.
+    /// Runs for every statement: over bytes, not Characters (`?` and `'` are ASCII, and no byte
+    /// of a multi-byte UTF-8 sequence is below 0x80).
+    static func numbered(_ sql: String) -> String {
+        let question = UInt8(ascii: "?"), quote = UInt8(ascii: "'")
+        guard sql.utf8.contains(question) else { return sql }
+        var out: [UInt8] = []
+        out.reserveCapacity(sql.utf8.count + 16)
+        var n = 0
+        var quoted = false
+        for byte in sql.utf8 {
+            if byte == quote { quoted.toggle() }
+            if byte == question && !quoted {
+                n += 1
+                out.append(UInt8(ascii: "$"))
+                out.append(contentsOf: String(n).utf8)
+            } else {
+                out.append(byte)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// What went wrong in PostgreSQL, as its server said it: postgres-nio's own error keeps the details
+/// out of its description, and an operator needs them in the log.
+public struct PostgresStoreError: Error, CustomStringConvertible {
+    /// The SQLSTATE (`23505` a unique violation, `57P01` an administrator's shutdown), when the server gave one.
+    public var state: String?
+    public var description: String
+
+    init(closed reason: String) {
+        state = nil
+        description = "PostgreSQL: \(reason)"
+    }
+
+    init(_ error: any Error, sql: String? = nil) {
+        if let psql = error as? PSQLError {
+            state = psql.serverInfo?[.sqlState]
+            if let message = psql.serverInfo?[.message] {
+                description = "PostgreSQL: \(message)" + (state.map { " (\($0))" } ?? "")
+            } else if let underlying = psql.underlying {
+                description = "PostgreSQL connection: \(underlying)"
+            } else {
+                description = "PostgreSQL connection: \(psql.code)"
+            }
+        } else {
+            state = nil
+            description = "PostgreSQL: \(error)"
+        }
+        if let sql { description += " in: \(sql.prefix(120))" }
+    }
+
+    /// The connection itself is gone (as opposed to a statement refused): it is not given back.
+    var connectionLost: Bool { state == nil || state!.hasPrefix("08") || state!.hasPrefix("57P") }
+}
