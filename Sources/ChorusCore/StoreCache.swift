@@ -30,6 +30,19 @@ public final class StoreCache: Sendable {
         entries.withLock { body(&$0) }
     }
 
+    /// A job as this transaction last read it, or `read` and keep it (the table starts over when
+    /// it holds `maxJobs`). Only a transaction's handle may use this: a reader's snapshot may be
+    /// older than a write that has already forgotten the job.
+    public func job(_ id: Int64, read: () throws -> Job?) rethrows -> Job? {
+        if let known = with({ $0.jobs[id] }) { return known }
+        guard let job = try read() else { return nil }
+        with { memo in
+            if memo.jobs.count >= Entries.maxJobs { memo.jobs.removeAll(keepingCapacity: true) }
+            memo.jobs[id] = job
+        }
+        return job
+    }
+
     public func forgetAll() {
         entries.withLock { $0 = Entries() }
     }

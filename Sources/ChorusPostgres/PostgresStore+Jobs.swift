@@ -50,17 +50,9 @@ extension PostgresStore: JobStore {
 
     public func job(_ id: Int64) throws -> Job? {
         let access = db
-        // Only a transaction's handle keeps what it reads (see SQLiteStore.job).
-        guard let cache, access.batch != nil else { return try access.read { try Self.readJob(id, $0) } }
-        if let known = cache.with({ $0.jobs[id] }) { return known }
-        let job = try access.read { try Self.readJob(id, $0) }
-        if let job {
-            cache.with { memo in
-                if memo.jobs.count >= StoreCache.Entries.maxJobs { memo.jobs.removeAll(keepingCapacity: true) }
-                memo.jobs[id] = job
-            }
-        }
-        return job
+        let read = { try access.read { try Self.readJob(id, $0) } }
+        guard let cache, access.batch != nil else { return try read() }
+        return try cache.job(id, read: read)
     }
 
     private static func readJob(_ id: Int64, _ link: PostgresLink) throws -> Job? {

@@ -50,18 +50,9 @@ extension SQLiteStore: JobStore {
 
     public func job(_ id: Int64) throws -> Job? {
         let access = db
-        // Only a transaction's handle keeps what it reads: a reader's snapshot may be older than a
-        // write that has already forgotten the job.
-        guard let cache, access.batch != nil else { return try access.read { db in try Self.readJob(id, db) } }
-        if let known = cache.with({ $0.jobs[id] }) { return known }
-        let job = try access.read { db in try Self.readJob(id, db) }
-        if let job {
-            cache.with { memo in
-                if memo.jobs.count >= StoreCache.Entries.maxJobs { memo.jobs.removeAll(keepingCapacity: true) }
-                memo.jobs[id] = job
-            }
-        }
-        return job
+        let read = { try access.read { db in try Self.readJob(id, db) } }
+        guard let cache, access.batch != nil else { return try read() }
+        return try cache.job(id, read: read)
     }
 
     private static func readJob(_ id: Int64, _ db: Database) throws -> Job? {
