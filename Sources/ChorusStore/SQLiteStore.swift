@@ -252,20 +252,11 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
     public func saveRoom(_ room: Room) throws {
         forget { $0.roomNames[room.key] = nil }
         try db.write { db in
-            try db.run(sql: """
-                INSERT INTO rooms (key, name, topic, topic_set_by, topic_set_at, invite_only, topic_locked,
-                                   no_external, secret, moderated, channel_key, user_limit, bans, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET
-                  name = excluded.name, topic = excluded.topic, topic_set_by = excluded.topic_set_by,
-                  topic_set_at = excluded.topic_set_at, invite_only = excluded.invite_only,
-                  topic_locked = excluded.topic_locked, no_external = excluded.no_external,
-                  secret = excluded.secret, moderated = excluded.moderated, channel_key = excluded.channel_key,
-                  user_limit = excluded.user_limit, bans = excluded.bans
-                """, arguments: [room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from),
-                                 room.modes.inviteOnly, room.modes.topicLocked, room.modes.noExternal,
-                                 room.modes.secret, room.modes.moderated, room.modes.key, room.modes.limit,
-                                 room.bans.joined(separator: "\n"), Millis.from(room.createdAt)])
+            try db.run(sql: StoredStatements.saveRoom, arguments: [
+                room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from), room.modes.inviteOnly,
+                room.modes.topicLocked, room.modes.noExternal, room.modes.secret, room.modes.moderated, room.modes.key,
+                room.modes.limit, room.bans.joined(separator: "\n"), Millis.from(room.createdAt),
+            ])
         }
     }
 

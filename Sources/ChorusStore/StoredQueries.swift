@@ -1,6 +1,22 @@
 import ChorusCore
 import GRDB
 
+/// Statements both stores run as they stand (`?` for each value).
+public enum StoredStatements {
+    /// A room's row, made or brought up to date; its values in the order of `rooms`' columns here.
+    public static let saveRoom = """
+        INSERT INTO rooms (key, name, topic, topic_set_by, topic_set_at, invite_only, topic_locked,
+                           no_external, secret, moderated, channel_key, user_limit, bans, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (key) DO UPDATE SET
+          name = excluded.name, topic = excluded.topic, topic_set_by = excluded.topic_set_by,
+          topic_set_at = excluded.topic_set_at, invite_only = excluded.invite_only,
+          topic_locked = excluded.topic_locked, no_external = excluded.no_external,
+          secret = excluded.secret, moderated = excluded.moderated, channel_key = excluded.channel_key,
+          user_limit = excluded.user_limit, bans = excluded.bans
+        """
+}
+
 /// A condition with `?` for each of its values, in order.
 public struct SQLCondition: Sendable {
     public var text: String
