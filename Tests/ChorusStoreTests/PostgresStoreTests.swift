@@ -1,5 +1,5 @@
 import ChorusCore
-import ChorusPostgres
+@testable import ChorusPostgres
 import ChorusStore
 import ChorusTestSupport
 import Foundation
@@ -36,6 +36,14 @@ final class PostgresStoreTests: XCTestCase {
                             ("postgres://h/d?pool=9", "Unknown setting \"pool\""), ("postgres://h/d?schema=a;drop", "not a schema name")] {
             XCTAssertThrowsError(try PostgresLocation(bad, environment: [:]), bad) { XCTAssertTrue("\($0)".contains(says), "\($0)") }
         }
+    }
+
+    func testPlaceholdersAreNumberedOutsideQuotedText() {
+        XCTAssertEqual(PostgresLink.numbered("a = ? AND b = '?é' AND c IN (?, ?) AND d = 'é?'"),
+                       "a = $1 AND b = '?é' AND c IN ($2, $3) AND d = 'é?'")
+        XCTAssertEqual(PostgresLink.numbered("SELECT 1"), "SELECT 1")
+        let many = Array(repeating: "?", count: 12).joined(separator: ",")
+        XCTAssertEqual(PostgresLink.numbered(many), (1...12).map { "$\($0)" }.joined(separator: ","))
     }
 
     func testAnUnreachableDatabaseIsSaidAtOnce() throws {
