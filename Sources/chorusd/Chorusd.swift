@@ -45,6 +45,11 @@ struct DataOptions: ParsableArguments {
         }
         return try DataFolder(path: settings.dataDirectory).openStore()
     }
+
+    /// The store as logs and messages name it: the PostgreSQL URL without its password, or the file.
+    func storeName(_ settings: ServerConfig) throws -> String {
+        try settings.store.map { try PostgresLocation($0).description } ?? settings.databasePath
+    }
 }
 
 struct Serve: ParsableCommand {
@@ -99,7 +104,7 @@ struct Serve: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "chorusd")
-        let storeName = try settings.store.map { try PostgresLocation($0).description } ?? settings.databasePath
+        let storeName = try options.storeName(settings)
         guard settings.tls != nil || settings.plain != nil else {
             throw ValidationError("Both IRC listeners are off: give --tls or --plain an address")
         }
@@ -172,7 +177,7 @@ struct Check: ParsableCommand {
             let store = try options.openStore(settings)
             try store.probe()
             store.close()
-            print("database \(try settings.store.map { try PostgresLocation($0).description } ?? settings.databasePath): ok")
+            print("database \(try options.storeName(settings)): ok")
         } catch {
             print("database: \(error)")
             failed = true
@@ -206,7 +211,7 @@ struct Backup: ParsableCommand {
         let settings = try options.load()
         guard settings.store == nil else {
             throw ConfigError("The team's data is in PostgreSQL: back it up with PostgreSQL's own tools "
-                + "(pg_dump, or a base backup with streaming replication), as README's \"Backups\" says.")
+                + "(pg_dump, or a base backup with streaming replication), as README's \"PostgreSQL\" says.")
         }
         let store = try DataFolder(path: settings.dataDirectory).openStore()
         defer { store.close() }
