@@ -21,6 +21,10 @@ final class Reply {
     /// without tags, so such a client's reply is this buffer as it stands.
     private var bodies: [UInt8] = []
     private(set) var isSuspended = false
+    /// Answers still waiting for their work (`wait`).
+    private var waits = 0
+    /// Whether the reply is in `client.unanswered`.
+    private var queued = false
     private var isCommand = false
     private var commandsRunning = 0
     private var finished = false
@@ -168,14 +172,27 @@ final class Reply {
     /// The answer waits for `work` done off the event loop (a password hash, a history read): the
     /// client's next lines wait too. `answer` adds the lines, and the reply is finished when it
     /// returns, whatever path it took: a handler cannot leave the client's input frozen.
+    /// An answer may wait again, or for a command (a login, then the nick's claim; a room looked
+    /// up, then the membership stored): the reply finishes after the last.
     func wait<T>(for work: EventLoopFuture<T>, then answer: @escaping (Result<T, Error>) -> Void) {
-        isSuspended = true
-        client.suspended = true
-        client.unanswered.append(self)
+        if !isSuspended {
+            isSuspended = true
+            client.suspended = true
+            queueAnswer()
+        }
+        waits += 1
         work.whenComplete { result in
             answer(result)
-            self.finish()
+            self.waits -= 1
+            if !self.isWaiting { self.finish() }
         }
+    }
+
+    /// Takes this reply's place among the client's answers, in the order of its lines, once.
+    private func queueAnswer() {
+        guard !queued else { return }
+        queued = true
+        client.unanswered.append(self)
     }
 
     /// A bot command waits for the Workspace. Unlike `wait`, the client's next bot commands may
@@ -183,27 +200,27 @@ final class Reply {
     /// holds more than one command per client; its other lines wait. A line naming several rooms
     /// runs a command for each: the reply finishes with the last of them, once `answer` returns.
     func wait(forCommand outcome: EventLoopFuture<Outcome>, then answer: @escaping (Outcome) -> Void) {
-        if commandsRunning == 0 {
+        if !isCommand {
             isCommand = true
             client.commandsInFlight += 1
-            client.unanswered.append(self)
+            queueAnswer()
         }
         commandsRunning += 1
         outcome.whenComplete { result in
             answer((try? result.get()) ?? .notCommitted)
             self.commandsRunning -= 1
-            if self.commandsRunning == 0 { self.finish() }
+            if !self.isWaiting { self.finish() }
         }
     }
 
-    /// Whether the line's handler returned before its answer was complete.
-    var isWaiting: Bool { isSuspended || commandsRunning > 0 }
+    /// Whether the line's answer still waits for work (`wait`) or commands.
+    var isWaiting: Bool { waits > 0 || commandsRunning > 0 }
 
     func finish() {
         guard !finished else { return }
         finished = true
         if !isSuspended && !isCommand {
-            guard client.unanswered.isEmpty else { return client.unanswered.append(self) }
+            guard client.unanswered.isEmpty else { return queueAnswer() }
             return write()
         }
         // Answers go out in the order of the lines: this one, and any that finished behind it.
