@@ -35,6 +35,10 @@ public struct HistoryEntry: Equatable, Sendable {
     }
 
     /// The key of the private conversation between two accounts, the same from either side.
+    /// Private lines a guest sent or was sent, written only so that another process sharing the
+    /// store delivers them: no account's name is `*`, so no one's history reads them.
+    public static let relayedOnly = "@*"
+
     public static func conversation(between a: String, and b: String) -> String {
         let (x, y) = (Account.key(a), Account.key(b))
         return x <= y ? "@\(x) \(y)" : "@\(y) \(x)"

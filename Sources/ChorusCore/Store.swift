@@ -93,16 +93,3 @@ public protocol Transactional: Sendable {
     /// command) or throws, what it wrote is taken back and the rest of the transaction goes on.
     func savepoint(_ body: () throws -> Bool) throws
 }
-
-/// A store several server processes share: the room and private lines the others committed, in
-/// the order they committed them, so that each process delivers them to its own clients.
-public protocol SharedLog: Sendable {
-    /// Where the log ends now: reading after it gives only what is committed later.
-    func logPosition() throws -> Int64
-    /// Lines other processes committed after `position`, oldest first, at most `limit` (those of
-    /// this process are passed over), and the position to read after next.
-    func lines(after position: Int64, limit: Int) throws -> (lines: [HistoryEntry], next: Int64)
-    /// Calls `wake` soon after another process commits lines: a hint that may come late, or not
-    /// at all, so a reader polls as well.
-    func whenLinesCommitted(_ wake: @escaping @Sendable () -> Void)
-}

@@ -83,14 +83,16 @@ final class PostgresPool: @unchecked Sendable {
             let connection = try PostgresConnection.connect(on: group.next(), configuration: location.configuration,
                                                             id: Int.random(in: 0..<Int.max), logger: logger).wait()
             let link = PostgresLink(connection, logger: logger)
-            if let schema = location.schema {
-                do {
+            do {
+                if let schema = location.schema {
                     try link.execute("SET search_path TO \(PostgresLocation.quotedIdentifier(schema))")
-                } catch {
-                    let closing: EventLoopFuture<Void> = connection.close()
-                    try? closing.wait()
-                    throw error
                 }
+                // What this connection writes is this process's: the room triggers note it.
+                try link.execute("SELECT set_config('chorus.node', ?, false)", [node])
+            } catch {
+                let closing: EventLoopFuture<Void> = connection.close()
+                try? closing.wait()
+                throw error
             }
             return link
         } catch let error as PostgresStoreError {

@@ -281,6 +281,52 @@ enum PostgresSchema {
         ("v2: lines name their node", """
         ALTER TABLE history ADD COLUMN node TEXT COLLATE "C"
         """),
+        // Who is connected to which process (`SharedPresence`). A process renews its lease in
+        // `nodes`; a presence row takes a new `seq` from the history's sequence at each change, so
+        // the others read lines and presence in the one order they were committed. A row that is
+        // gone stays a minute, long enough for every process to read that it went.
+        ("v3: presence across processes", """
+        CREATE TABLE nodes (
+          node TEXT COLLATE "C" PRIMARY KEY,
+          started BIGINT NOT NULL,
+          heartbeat BIGINT NOT NULL
+        );
+        CREATE TABLE presence (
+          connection TEXT COLLATE "C" PRIMARY KEY,
+          node TEXT COLLATE "C" NOT NULL,
+          seq BIGINT NOT NULL,
+          nick TEXT COLLATE "C" NOT NULL,
+          nick_key TEXT COLLATE "C" NOT NULL,
+          user_name TEXT COLLATE "C" NOT NULL,
+          host TEXT COLLATE "C" NOT NULL,
+          realname TEXT COLLATE "C" NOT NULL,
+          account TEXT COLLATE "C",
+          away TEXT COLLATE "C",
+          modes TEXT COLLATE "C" NOT NULL DEFAULT '',
+          rooms TEXT COLLATE "C" NOT NULL DEFAULT '',
+          since BIGINT NOT NULL,
+          note TEXT COLLATE "C",
+          gone BOOLEAN NOT NULL DEFAULT false,
+          changed BIGINT NOT NULL
+        );
+        CREATE INDEX presence_seq ON presence(seq);
+        CREATE INDEX presence_nick ON presence(nick_key) WHERE NOT gone
+        """),
+        // A room's stored state (the room, its settings, its memberships) changed: noted, with the
+        // time and the process (a setting each connection makes), for the other processes to read the room again (`SharedLog.roomsChanged`), and
+        // they are woken. By a trigger, so that no write to these tables can forget it.
+        ("v4: rooms changed, for the other processes", """
+        CREATE TABLE room_changes (
+          room TEXT COLLATE "C" PRIMARY KEY,
+          changed BIGINT NOT NULL,
+          node TEXT COLLATE "C"
+        );
+        CREATE INDEX room_changes_changed ON room_changes(changed);
+        CREATE FUNCTION chorus_room_changed() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE changed_room TEXT; BEGIN IF TG_TABLE_NAME = 'rooms' THEN changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; ELSE changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.room ELSE NEW.room END; END IF; INSERT INTO room_changes (room, changed, node) VALUES (changed_room, (extract(epoch from clock_timestamp()) * 1000)::bigint, current_setting('chorus.node', true)) ON CONFLICT (room) DO UPDATE SET changed = excluded.changed, node = excluded.node; PERFORM pg_notify('chorus_lines', ''); RETURN NULL; END $$;
+        CREATE TRIGGER rooms_changed AFTER INSERT OR UPDATE OR DELETE ON rooms FOR EACH ROW EXECUTE FUNCTION chorus_room_changed();
+        CREATE TRIGGER room_settings_changed AFTER INSERT OR UPDATE OR DELETE ON room_settings FOR EACH ROW EXECUTE FUNCTION chorus_room_changed();
+        CREATE TRIGGER memberships_changed AFTER INSERT OR UPDATE OR DELETE ON memberships FOR EACH ROW EXECUTE FUNCTION chorus_room_changed()
+        """),
     ]
 
     /// Applies the migrations the database lacks, each in a transaction of its own. Nodes starting

@@ -145,12 +145,17 @@ extension PostgresStore {
     // MARK: Rooms
 
     public func allRooms() throws -> [Room] {
+        try rooms("")
+    }
+
+    /// The rooms `condition` (a WHERE clause, or nothing) picks, oldest first.
+    func rooms(_ condition: String, _ values: [any PostgresBindable] = []) throws -> [Room] {
         try db.read { link in
             try link.query("""
                 SELECT name, topic, topic_set_by, topic_set_at, invite_only, topic_locked, no_external, secret, moderated,
                        channel_key, user_limit, bans, created_at
-                FROM rooms ORDER BY created_at, key
-                """).map { row in
+                FROM rooms \(condition) ORDER BY created_at, key
+                """, values).map { row in
                 var modes = RoomModes()
                 modes.inviteOnly = try row.bool(4)
                 modes.topicLocked = try row.bool(5)
@@ -202,6 +207,12 @@ extension PostgresStore {
 
     public func allMemberships() throws -> [Membership] {
         try db.read { link in try link.query("SELECT \(Self.membershipColumns) FROM memberships ORDER BY seq").map(Self.membership) }
+    }
+
+    func memberships(ofRoom room: String) throws -> [Membership] {
+        try db.read { link in
+            try link.query("SELECT \(Self.membershipColumns) FROM memberships WHERE room = ? ORDER BY seq", [room]).map(Self.membership)
+        }
     }
 
     public func memberships(ofAccount account: String) throws -> [Membership] {

@@ -13,13 +13,7 @@ extension PostgresStore {
         // of the cost, and a statement takes at most 65,535 values.
         let node = pool.node
         try db.write { link in
-            // Lines take their ids, and commit, one process at a time: a reader that has seen id N
-            // has then seen every line before it (the lock is held until the commit). The
-            // wake-up for the other processes goes in the same round trip: PostgreSQL sends it
-            // at the commit (one per transaction), naming this process, whose own listener
-            // passes over it.
-            try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history')), pg_notify('\(PostgresStore.linesChannel)', ?)",
-                             [node])
+            try PostgresStore.takeLog(link, node: node)
             for start in stride(from: 0, to: entries.count, by: 1000) {
                 let chunk = entries[start..<min(entries.count, start + 1000)]
                 let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
@@ -112,26 +106,63 @@ extension PostgresStore: SharedLog {
     /// The channel `NOTIFY` wakes the other processes on.
     static let linesChannel = "chorus_lines"
 
-    public func logPosition() throws -> Int64 {
-        try db.read { link in try link.query("SELECT coalesce(max(id), 0) FROM history").first?.int64(0) ?? 0 }
+    /// Lines and presence take their ids, and commit, one process at a time: a reader that has
+    /// seen id N has then seen everything before it (the lock is held until the commit). The
+    /// wake-up for the other processes goes in the same round trip: PostgreSQL sends it at the
+    /// commit (one per transaction), naming this process, whose own listener passes over it.
+    static func takeLog(_ link: PostgresLink, node: String) throws {
+        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history')), pg_notify('\(linesChannel)', ?)", [node])
     }
 
-    public func lines(after position: Int64, limit: Int) throws -> (lines: [HistoryEntry], next: Int64) {
+    public func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool) {
         let node = pool.node
         return try db.read { link in
-            var next = position
-            var lines: [HistoryEntry] = []
-            for row in try link.query("SELECT id, node, \(Self.historyColumns) FROM history WHERE id > ? ORDER BY id LIMIT ?",
-                                      [position, limit]) {
-                next = try row.int64(0)
-                if try row.string(1) as String? == node { continue }
-                lines.append(try Self.entry(row, from: 2))
+            let lines = try link.query("SELECT id, node, \(Self.historyColumns) FROM history WHERE id > ? ORDER BY id LIMIT ?",
+                                       [position, limit])
+            let presence = try link.query("SELECT seq, \(Self.presenceColumns) FROM presence WHERE seq > ? ORDER BY seq LIMIT ?",
+                                          [position, limit])
+            // Both in one order; where a kind filled its limit, nothing after its last is taken yet.
+            var end = Int64.max
+            if lines.count == limit, let last = lines.last { end = min(end, try last.int64(0) as Int64) }
+            if presence.count == limit, let last = presence.last { end = min(end, try last.int64(0) as Int64) }
+            var merged: [(id: Int64, change: SharedChange?)] = []
+            for row in lines {
+                let id: Int64 = try row.int64(0)
+                guard id <= end else { break }
+                merged.append((id, try row.string(1) as String? == node ? nil : .line(try Self.entry(row, from: 2))))
             }
-            return (lines, next)
+            for row in presence {
+                let id: Int64 = try row.int64(0)
+                guard id <= end else { break }
+                let record = try Self.presenceRecord(row, from: 1)
+                let gone: Bool = try row.bool(Self.presenceGoneColumn + 1)
+                let change: PresenceChange = gone ? .gone(connection: record.connection, reason: record.note ?? "Quit")
+                                                  : .here(record)
+                merged.append((id, record.node == node ? nil : .presence(change)))
+            }
+            merged.sort { $0.id < $1.id }
+            return (merged.compactMap(\.change), merged.last?.id ?? position, end != Int64.max)
         }
     }
 
     public func whenLinesCommitted(_ wake: @escaping @Sendable () -> Void) {
         pool.listen(PostgresStore.linesChannel, wake)
+    }
+
+    public func roomsChanged(since: Int64?) throws -> (rooms: [(room: String, changed: Int64)], now: Int64) {
+        try db.read { link in
+            let now: Int64 = try link.query("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint").first?.int64(0) ?? 0
+            guard let since else { return ([], now) }
+            let rooms = try link.query("""
+                SELECT room, changed FROM room_changes WHERE changed > ? AND node IS DISTINCT FROM ? ORDER BY changed
+                """, [since, pool.node])
+                .map { (room: try $0.string(0) as String, changed: try $0.int64(0 + 1) as Int64) }
+            return (rooms, now)
+        }
+    }
+
+    public func storedRoom(_ key: String) throws -> StoredRoom? {
+        guard let room = try rooms("WHERE key = ?", [key]).first else { return nil }
+        return StoredRoom(room: room, settings: try roomSettings(key), memberships: try memberships(ofRoom: key))
     }
 }

@@ -133,28 +133,3 @@ extension IRCServer {
         client.rooms.isEmpty ? [client] : peers(of: client)
     }
 }
-
-extension IRCServer {
-    /// Lines another process committed: each reaches the clients here that it would have reached
-    /// had it been said here. A room line goes to the room's members (a line for some members
-    /// only, to them and the managers); a private line to the recipient's connections.
-    func deliverFromOtherProcesses(_ lines: [HistoryEntry]) {
-        for entry in lines {
-            if entry.conversation.hasPrefix("@") {
-                // Addressed to an account: every connection of it here, under whatever nick each has
-                // (as `messageAccount` does on the sender's process); else to the nick itself.
-                var recipients = registry.connections(ofAccount: Account.key(entry.target))
-                if recipients.isEmpty, let client = registry.nicks[Names.fold(entry.target)] { recipients = [client] }
-                for client in recipients where !client.closing {
-                    send(Outgoing(replaying: entry, to: client.nick, stampingText: false), to: client)
-                }
-            } else if let room = rooms[entry.conversation] {
-                let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
-                broadcast(outgoing, to: room.members, only: { member in
-                    guard let audience = entry.audience else { return true }
-                    return room.isOp(member) || member.account.map { audience.contains($0.key) } ?? false
-                })
-            }
-        }
-    }
-}

@@ -100,8 +100,15 @@ public final class IRCServer: @unchecked Sendable {
     let metrics = ServerMetrics()
     /// Where `!report`'s pictures are served and how their links are signed; nil without a web side.
     private(set) var reportLinks: ReportLinks?
-    /// Lines other processes on the same database commit (a PostgreSQL store), delivered here.
-    private var clusterFeed: ClusterFeed?
+    /// What other processes on the same database commit (a PostgreSQL store), delivered here.
+    var clusterFeed: ClusterFeed?
+    /// Who is connected to the other processes, and this process's place among them; nil with a
+    /// store of one process's own (SQLite).
+    let sharedPresence: (any SharedPresence)?
+    var remote = RemotePresence()
+    /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
+    var published: [ObjectIdentifier: PresenceRecord] = [:]
+    var heartbeatTask: RepeatedTask?
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
@@ -117,6 +124,7 @@ public final class IRCServer: @unchecked Sendable {
                             serviceNick: config.serviceNick, serviceSource: "\(config.serviceNick)!bot@\(config.serverName)"),
             wording: wording, now: now, logger: logger)
         self.newSecret = newSecret
+        self.sharedPresence = store as? any SharedPresence
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()
@@ -184,15 +192,8 @@ public final class IRCServer: @unchecked Sendable {
         maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
             self?.checkLiveness()
         }
-        // Other processes on the same database: their lines reach the clients here.
-        if let log = store as? any SharedLog {
-            let feed = ClusterFeed(log: log, logger: logger) { [weak self] lines in
-                guard let self else { return }
-                self.loop.execute { self.deliverFromOtherProcesses(lines) }
-            }
-            try feed.start()
-            clusterFeed = feed
-        }
+        // Other processes on the same database: their lines and users reach the clients here.
+        if let log = store as? any SharedLog { try startCluster(log) }
         // Reminders whose time passed while the server was down fire once, now.
         workspace.announceNextDue()
         // A renewed certificate (Let's Encrypt) is picked up without a restart.
@@ -223,7 +224,6 @@ public final class IRCServer: @unchecked Sendable {
 
     /// Tells everyone, closes every connection, writes what is pending, and stops.
     public func shutdown(reason: String = "Server shutting down") {
-        clusterFeed?.stop()
         try? loop.submit {
             self.listening = false
             self.maintenance?.cancel()
@@ -235,6 +235,7 @@ public final class IRCServer: @unchecked Sendable {
                 self.disconnect(client, reason: reason)
             }
             self.flushHistory()
+            self.stopCluster(reason: reason)
         }.wait()
         workspace.waitUntilWritten()
         try? threadPool.syncShutdownGracefully()
@@ -335,6 +336,7 @@ public final class IRCServer: @unchecked Sendable {
     /// The connection is gone: forget the client and tell the rooms it was in.
     func connectionClosed(_ client: Client, reason: String) {
         guard registry.remove(client, at: now()) else { return }
+        withdrawPresence(of: client, reason: reason)
         monitors.clear(for: client)
         client.closing = true
         tokenLogins.removeValue(forKey: ObjectIdentifier(client))

@@ -17,13 +17,8 @@ final class ChorusdCommandTests: XCTestCase {
 
     /// Runs chorusd with `arguments`, standard input closed or given; waits at most 30 s.
     private func chorusd(_ arguments: [String], input: String? = nil) throws -> (status: Int32, output: String) {
-        // The test bundle and chorusd are built into the same folder.
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chorusd")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("chorusd is not built beside the tests (swift build --build-tests builds it)")
-        }
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = try chorusdBinary()
         process.arguments = arguments
         process.currentDirectoryURL = folder
         let out = Pipe()

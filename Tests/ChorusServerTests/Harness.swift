@@ -99,6 +99,16 @@ final class TestServer {
     }
 }
 
+/// The `chorusd` the build made, for tests that run it as an operator would.
+func chorusdBinary() throws -> URL {
+    // The test bundle and chorusd are built into the same folder.
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("chorusd")
+    guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+        throw XCTSkip("chorusd is not built beside the tests (swift build --build-tests builds it)")
+    }
+    return binary
+}
+
 /// A line-oriented IRC client over a real socket. Lines are queued as they arrive; `expect` waits
 /// (bounded) for the first line matching a predicate and fails with a transcript if none comes.
 final class TestClient {

@@ -20,8 +20,19 @@ public enum TestStore {
     /// The store kept for the data folder `folder`: opening the same folder again finds what was written.
     public static func at(folder: String) throws -> any ChorusStorage {
         guard onPostgres else { return try SQLiteStore(path: folder + "/chorus.sqlite") }
+        return try postgres(schema: schemaName(folder: folder))
+    }
+
+    /// The PostgreSQL URL of the store `at(folder:)` opens for `folder`, for a `chorusd` process of
+    /// the test's to share it.
+    public static func postgresURL(folder: String) throws -> String {
+        guard let url = ProcessInfo.processInfo.environment["CHORUS_TEST_POSTGRES"] else { throw Missing() }
+        return url + (url.contains("?") ? "&" : "?") + "schema=" + schemaName(folder: folder)
+    }
+
+    private static func schemaName(folder: String) -> String {
         let name = URL(fileURLWithPath: folder).lastPathComponent.lowercased().map { $0.isLetter || $0.isNumber ? $0 : "_" }
-        return try postgres(schema: "f_" + String(String(name).suffix(60)))
+        return "f_" + String(String(name).suffix(60))
     }
 
     public static func postgres(schema: String) throws -> PostgresStore {

@@ -4,36 +4,39 @@ import Foundation
 import Logging
 import NIOCore
 
-/// The lines other processes on the same database committed, delivered to this process's clients:
-/// read from the store's log in the order they were committed, from where this process started,
-/// after each wake-up the database sends and at least once a second, so a lost wake-up delays a
+/// What other processes on the same database committed (lines, and their users' comings and
+/// goings), delivered to this process's clients: read from the store's log in the order it was
+/// committed, from where this process started, after each wake-up the database sends and at least once a second, so a lost wake-up delays a
 /// line and never loses it (Synapse's workers read their stream the same way).
 final class ClusterFeed: @unchecked Sendable {
     private let log: any SharedLog
-    private let deliver: @Sendable ([HistoryEntry]) -> Void
+    private let deliver: @Sendable ([SharedChange]) -> Void
     private let logger: Logger
     /// Reads one at a time, off the event loops.
     private let queue = DispatchQueue(label: "chorus.cluster-feed")
     // On `queue` only.
     private var position: Int64 = 0
-    private var reading = false
-    private var again = false
+    /// Rooms changed: the store's clock at the last look, and the changes seen since a margin before it.
+    private var roomsLookedAt: Int64?
+    private var roomChangesSeen: [String: Int64] = [:]
     private var stopped = false
     private var timer: DispatchSourceTimer?
+    /// How far back each look at changed rooms reaches: a change is stamped when written, and its
+    /// transaction may commit up to a statement's time limit later.
+    static let roomMargin: Int64 = 30_000
 
     static let pollInterval = DispatchTimeInterval.seconds(1)
     static let batch = 1000
 
-    init(log: any SharedLog, logger: Logger, deliver: @escaping @Sendable ([HistoryEntry]) -> Void) {
+    /// Reads after `position`: what was committed up to it is history, or known already, not news.
+    init(log: any SharedLog, from position: Int64, logger: Logger, deliver: @escaping @Sendable ([SharedChange]) -> Void) {
         self.log = log
+        self.position = position
         self.logger = logger
         self.deliver = deliver
     }
 
-    /// From now on: what was committed before the start is history, not news.
-    func start() throws {
-        let start = try log.logPosition()
-        queue.sync { position = start }
+    func start() {
         log.whenLinesCommitted { [weak self] in self?.wake() }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
@@ -59,14 +62,30 @@ final class ClusterFeed: @unchecked Sendable {
         guard !stopped else { return }
         do {
             while true {
-                let (lines, next) = try log.lines(after: position, limit: Self.batch)
+                let (changes, next, more) = try log.changes(after: position, limit: Self.batch)
                 position = next
-                if !lines.isEmpty { deliver(lines) }
-                if lines.count < Self.batch { break }
+                if !changes.isEmpty { deliver(changes) }
+                if !more { break }
             }
+            try readRooms()
         } catch {
             // The database is away: the next poll reads from the same place.
             logger.warning("cannot read other processes' lines yet", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Reads again each room another process changed since the last look (a margin before it),
+    /// once per change, and hands its new state to `deliver`.
+    private func readRooms() throws {
+        let since = roomsLookedAt.map { $0 - Self.roomMargin }
+        let (changed, now) = try log.roomsChanged(since: since)
+        var rooms: [SharedChange] = []
+        for (room, at) in changed where roomChangesSeen[room] != at {
+            rooms.append(.room(room, try log.storedRoom(room)))
+            roomChangesSeen[room] = at
+        }
+        roomsLookedAt = now
+        roomChangesSeen = roomChangesSeen.filter { $0.value > now - Self.roomMargin }
+        if !rooms.isEmpty { deliver(rooms) }
     }
 }

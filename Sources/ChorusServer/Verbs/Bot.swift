@@ -202,6 +202,7 @@ extension IRCServer {
             line.message.params[1] = member.nick
             send(line, to: member)
             member.rooms.removeAll { $0 === room }
+            presenceChanged(member, note: "Room closed by \(manager)")
         }
     }
 }

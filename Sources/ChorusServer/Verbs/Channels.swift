@@ -19,7 +19,7 @@ extension IRCServer {
         }
     }
 
-    private func join(_ client: Client, _ roomName: String, key: String?, reply: Reply) {
+    private func join(_ client: Client, _ roomName: String, key: String?, lookedUp: Bool = false, reply: Reply) {
         guard Names.isValidChannel(roomName) else {
             return reply.numeric(.noSuchChannel, roomName, "Illegal room name: use # and up to 49 characters without spaces or commas")
         }
@@ -53,7 +53,14 @@ extension IRCServer {
             }
             // A room nobody runs goes to whoever comes in first, as an empty IRC channel would.
             let firstComer = !room.members.contains(where: { room.isOp($0) })
+                && !remote.members(of: roomKey).contains { $0.rooms[roomKey]?.contains("o") == true }
             arrive(client, in: room, firstComer: firstComer, reply: reply)
+        } else if let shared = store as? any SharedLog, !lookedUp {
+            // Another process may have made it since this one last heard: asked before making it anew.
+            reply.wait(for: readAfterWrites { _ in try shared.storedRoom(roomKey) }) { result in
+                if case .success(let stored?) = result, self.rooms[roomKey] == nil { self.roomChangedElsewhere(roomKey, stored) }
+                self.join(client, roomName, key: key, lookedUp: true, reply: reply)
+            }
         } else {
             let room = LiveRoom(room: Room(name: roomName, createdAt: now()))
             room.hasHistory = false
@@ -120,6 +127,7 @@ extension IRCServer {
     func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply, replay: Replay = .latest) {
         room.add(client, status: status)
         client.rooms.append(room)
+        presenceChanged(client)
         let t = now(), source = client.prefix
         let plain = Outgoing(Message(source: source, "JOIN", [room.name]), time: t, account: client.accountName)
         let extended = Outgoing(Message(source: source, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
@@ -175,6 +183,7 @@ extension IRCServer {
             if membership.voiced && !status.contains(.voice) { granted.insert(.voice) }
             guard !granted.isEmpty else { continue }
             room.setStatus(client, status.union(granted))
+            presenceChanged(client)
             let flags = "+" + (granted.contains(.op) ? "o" : "") + (granted.contains(.voice) ? "v" : "")
             let nicks = Array(repeating: client.nick, count: flags.count - 1)
             broadcast(Outgoing(Message(source: name, "MODE", [room.name, flags] + nicks), time: now()), to: room.members, reply: reply)
@@ -227,16 +236,15 @@ extension IRCServer {
         }
     }
 
-    /// RPL_NAMREPLY lines, as many as the names need, then RPL_ENDOFNAMES.
+    /// RPL_NAMREPLY lines, as many as the names need, then RPL_ENDOFNAMES: the members here, then
+    /// those connected to other processes.
     func sendNames(_ room: LiveRoom, to reply: Reply) {
         let client = reply.client
         let symbol = room.room.modes.secret ? "@" : "="
         let multi = client.caps.contains(.multiPrefix), full = client.caps.contains(.userhostInNames)
         let outsider = !room.contains(client)
         var names = ParamText(capacity: 400)
-        for member in room.members {
-            if member.invisible && outsider { continue }
-            let prefix = room.prefix(of: member, multiPrefix: multi), name = full ? member.prefix : member.nick
+        func add(_ prefix: String, _ name: String) {
             if !names.isEmpty {
                 if names.count + 1 + prefix.utf8.count + name.utf8.count > 400 {
                     reply.numeric(.namReply, symbol, room.name, text: names)
@@ -247,6 +255,14 @@ extension IRCServer {
             }
             names.append(prefix)
             names.append(name)
+        }
+        for member in room.members where !(member.invisible && outsider) {
+            add(room.prefix(of: member, multiPrefix: multi), full ? member.prefix : member.nick)
+        }
+        if remote.memberCount(of: room.key) > 0 {
+            for member in remote.members(of: room.key) where !(member.isInvisible && outsider) {
+                add(member.prefix(in: room.key, multiPrefix: multi), full ? member.prefix : member.nick)
+            }
         }
         if !names.isEmpty { reply.numeric(.namReply, symbol, room.name, text: names) }
         reply.numeric(.endOfNames, room.name, text: "End of /NAMES list")
@@ -264,6 +280,7 @@ extension IRCServer {
         broadcast(Outgoing(message, time: now(), account: source.accountName), to: room.members, reply: reply)
         room.remove(client)
         client.rooms.removeAll { $0 === room }
+        presenceChanged(client, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
         if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account?.name ?? $0.nick } ?? account) }
     }
 

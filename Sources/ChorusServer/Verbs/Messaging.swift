@@ -103,6 +103,10 @@ extension IRCServer {
             } else {
                 guard let peer = registry.client(nick: target) else {
                     if messageAccount(out, msgid: msgid, text: text, from: client, reply: reply, held: &held, only: recipients) { continue }
+                    if let elsewhere = remote.user(nick: target) {
+                        messageElsewhere(out, text: text, from: client, to: elsewhere, reply: reply)
+                        continue
+                    }
                     if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
                 }
@@ -128,7 +132,9 @@ extension IRCServer {
         let target = out.message.params[0], key = Account.key(target), command = out.message.command
         guard accountKeys.contains(key) else { return false }
         let connections = registry.connections(ofAccount: key)
-        if connections.isEmpty {
+        // Connected to another process: the line reaches them from the store's log.
+        let elsewhere = !remote.users(ofAccount: key).isEmpty
+        if connections.isEmpty && !elsewhere {
             guard command == "PRIVMSG" else { return false }
             guard client.account != nil else {
                 reply.numeric(.noSuchNick, target, "\(target) is offline; log in to leave them a message")
@@ -141,9 +147,39 @@ extension IRCServer {
             send(line, to: peer)
         }
         if client.caps.contains(.echoMessage) { reply.add(out) }
-        if command != "TAGMSG" { recordPrivateLine(out, text: text, from: client, to: target, target: target) }
-        if connections.isEmpty { held.append((target, msgid)) }
+        if command != "TAGMSG" {
+            if client.account != nil {
+                recordPrivateLine(out, text: text, from: client, to: target, target: target)
+            } else if elsewhere {
+                recordRelayedLine(out, text: text, from: client, target: target)
+            }
+        }
+        if connections.isEmpty && !elsewhere { held.append((target, msgid)) }
         return true
+    }
+
+    /// A line to a nick connected to another process: it goes there through the store's log, as a
+    /// private line between accounts (kept), or else as a line only relayed.
+    private func messageElsewhere(_ out: Outgoing, text: String, from client: Client, to peer: PresenceRecord, reply: Reply) {
+        let command = out.message.command
+        if client.caps.contains(.echoMessage) { reply.add(out) }
+        if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
+        guard command != "TAGMSG" else { return }
+        metrics.linesRelayed.increment()
+        if client.account != nil, let account = peer.account {
+            recordPrivateLine(out, text: text, from: client, to: account, target: peer.nick)
+        } else {
+            recordRelayedLine(out, text: text, from: client, target: peer.nick)
+        }
+    }
+
+    /// A private line involving a guest, for another process to deliver: not a conversation anyone
+    /// reads back (`HistoryEntry.relayedOnly` is no pair of accounts).
+    private func recordRelayedLine(_ out: Outgoing, text: String, from client: Client, target: String) {
+        guard let msgid = out.msgid else { return }
+        record(HistoryEntry(conversation: HistoryEntry.relayedOnly, msgid: msgid, time: out.time, command: out.message.command,
+                            source: client.prefix, account: client.accountName, target: target, text: text,
+                            clientTags: Message.serializedTags(out.clientTags)))
     }
 
     /// Keeps the lines for accounts nobody is connected as, after their history lines, and only
@@ -210,6 +246,7 @@ extension IRCServer {
         }
         let out = Outgoing(Message(source: client.prefix, "AWAY", client.away.map { [$0] } ?? []), time: now(), account: client.accountName)
         broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
+        presenceChanged(client)
     }
 
     // SETNAME :<realname>
@@ -223,5 +260,6 @@ extension IRCServer {
         let out = Outgoing(Message(source: client.prefix, "SETNAME", [realname]), time: now(), account: client.accountName)
         broadcast(out, to: client.rooms.isEmpty ? [client] + peersAndWatchers(of: client) : peersAndWatchers(of: client), reply: reply,
                   only: { $0 === client || $0.caps.contains(.setname) })
+        presenceChanged(client)
     }
 }

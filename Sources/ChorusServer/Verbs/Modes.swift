@@ -39,7 +39,10 @@ extension IRCServer {
             }
         }
         if unknown { reply.numeric(.uModeUnknownFlag, "Unknown MODE flag") }
-        if !applied.isEmpty { reply.send(Message(source: client.prefix, "MODE", [client.nick, applied])) }
+        if !applied.isEmpty {
+            reply.send(Message(source: client.prefix, "MODE", [client.nick, applied]))
+            presenceChanged(client)
+        }
     }
 
     func userModeString(_ client: Client) -> String {
@@ -88,7 +91,11 @@ extension IRCServer {
                 guard let nick = nextArg() else { continue }
                 guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return }
                 guard let target = registry.client(nick: nick) else {
-                    reply.numeric(.noSuchNick, nick, "No such nick")
+                    if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
+                        changeRole(of: elsewhere, in: room, ch == "o" ? .op : .voice, adding: adding, by: client, reply: reply)
+                    } else {
+                        reply.numeric(.noSuchNick, nick, "No such nick")
+                    }
                     continue
                 }
                 guard room.contains(target) else {
@@ -100,6 +107,7 @@ extension IRCServer {
                 guard status.contains(flag) != adding else { continue }
                 if adding { status.insert(flag) } else { status.remove(flag) }
                 room.setStatus(target, status)
+                presenceChanged(target)
                 if let account = target.account?.name {
                     // Roles are remembered, by the room's rules: a manager stays a manager across
                     // reconnects, and the room hears who became one.
@@ -176,5 +184,21 @@ extension IRCServer {
         if mask.contains("!") { return mask.contains("@") ? mask : mask + "@*" }
         if mask.contains("@") { return "*!" + mask }
         return mask + "!*@*"
+    }
+
+    /// +o or +v for someone connected to another process: their role is stored, by the room's
+    /// rules, and their process gives them the status (its MODE comes back from there). A guest
+    /// has no role to store.
+    private func changeRole(of user: PresenceRecord, in room: LiveRoom, _ flag: LiveRoom.Status, adding: Bool, by client: Client, reply: Reply) {
+        guard let account = user.account else {
+            return reply.numeric(.userNotInChannel, user.nick, room.name,
+                                 "\(user.nick) is a guest connected to another server process: only a member's role can be set from here")
+        }
+        var status: LiveRoom.Status = []
+        if user.rooms[room.key]?.contains("o") == true { status.insert(.op) }
+        if user.rooms[room.key]?.contains("v") == true { status.insert(.voice) }
+        if adding { status.insert(flag) } else { status.remove(flag) }
+        workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
+                                            of: account, in: room.key, by: client.account?.name))
     }
 }

@@ -36,7 +36,11 @@ extension IRCServer {
     private func sendMonitorStatus(of nicks: [String], to reply: Reply) {
         var online: [String] = [], offline: [String] = []
         for nick in nicks {
-            if let c = registry.client(nick: nick) { online.append(c.prefix) } else { offline.append(nick) }
+            if let prefix = registry.client(nick: nick)?.prefix ?? remote.user(nick: nick)?.prefix {
+                online.append(prefix)
+            } else {
+                offline.append(nick)
+            }
         }
         for chunk in Self.commaLists(online) { reply.numeric(.monOnline, chunk) }
         for chunk in Self.commaLists(offline) { reply.numeric(.monOffline, chunk) }

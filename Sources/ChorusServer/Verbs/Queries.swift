@@ -14,30 +14,35 @@ extension IRCServer {
             fields = Set(spec.first ?? "")
             if spec.count > 1 { token = String(spec[1].prefix(3)) }
         }
-        var rows: [(Client, LiveRoom?)] = []
+        let multi = client.caps.contains(.multiPrefix)
+        var rows: [(Listed, LiveRoom?)] = []
         if Names.isChannel(mask) {
             if let room = rooms[Names.fold(mask)], !room.room.modes.secret || room.contains(client) {
-                rows = room.members.map { ($0, room) }
+                rows = room.members.map { (Listed($0, in: room, multiPrefix: multi, now: now()), room) }
+                    + remote.members(of: room.key).map { (Listed($0, in: room.key, multiPrefix: multi), room) }
             }
         } else if let exact = registry.client(nick: mask) {
-            rows = [(exact, exact.rooms.first)]
+            rows = [(Listed(exact, in: exact.rooms.first, multiPrefix: multi, now: now()), exact.rooms.first)]
+        } else if let exact = remote.user(nick: mask) {
+            rows = [(Listed(exact, in: nil, multiPrefix: multi), nil)]
         } else {
             let shared = Set(peers(of: client).map(ObjectIdentifier.init))
-            for other in registry.clients.values where other.registered {
+            func matches(_ nick: String, _ host: String, _ realname: String) -> Bool {
+                mask == "*" || mask == "0" || Names.matches(mask: mask, nick) || Names.matches(mask: mask, host)
+                    || Names.matches(mask: mask, realname)
+            }
+            for other in registry.clients.values where other.registered && rows.count < 200 {
                 guard !other.invisible || other === client || shared.contains(ObjectIdentifier(other)) else { continue }
-                if mask == "*" || mask == "0" || Names.matches(mask: mask, other.nick) || Names.matches(mask: mask, other.host)
-                    || Names.matches(mask: mask, other.realname) {
-                    rows.append((other, nil))
-                }
-                if rows.count >= 200 { break }
+                if matches(other.nick, other.host, other.realname) { rows.append((Listed(other, in: nil, multiPrefix: multi, now: now()), nil)) }
+            }
+            let myRooms = Set(client.rooms.map(\.key))
+            for other in remote.users.values where rows.count < 200 {
+                guard !other.isInvisible || !myRooms.isDisjoint(with: other.rooms.keys) else { continue }
+                if matches(other.nick, other.host, other.realname) { rows.append((Listed(other, in: nil, multiPrefix: multi), nil)) }
             }
         }
-        let multi = client.caps.contains(.multiPrefix)
         for (other, room) in rows {
-            var flags = other.away == nil ? "H" : "G"
-            if other.isOper { flags += "*" }
-            if other.isBot { flags += "B" }
-            if let room { flags += room.prefix(of: other, multiPrefix: multi) }
+            let flags = other.flags
             let roomName = room?.name ?? "*"
             guard let fields else {
                 reply.numeric(.whoReply, roomName, other.user, other.host, name, other.nick, flags, "0 \(other.realname)")
@@ -49,14 +54,14 @@ extension IRCServer {
                 case "t": params.append(token)
                 case "c": params.append(roomName)
                 case "u": params.append(other.user)
-                case "i": params.append(client.isOper || other === client ? other.ip : "255.255.255.255")
+                case "i": params.append(client.isOper || other.nick == client.nick ? other.ip ?? "255.255.255.255" : "255.255.255.255")
                 case "h": params.append(other.host)
                 case "s": params.append(name)
                 case "n": params.append(other.nick)
                 case "f": params.append(flags)
                 case "d": params.append("0")
-                case "l": params.append(String(Int(now().timeIntervalSince(other.lastSpokeAt))))
-                case "a": params.append(other.accountName ?? "0")
+                case "l": params.append(String(other.idle))
+                case "a": params.append(other.account ?? "0")
                 case "o": params.append("n/a")
                 default: params.append(other.realname)
                 }
@@ -77,6 +82,7 @@ extension IRCServer {
             return reply.numeric(.endOfWhois, config.serviceNick, "End of /WHOIS list")
         }
         guard let other = registry.client(nick: nick) else {
+            if let elsewhere = remote.user(nick: nick) { return whois(elsewhere, for: reply) }
             reply.numeric(.noSuchNick, nick, "No such nick")
             return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")
         }
@@ -98,6 +104,24 @@ extension IRCServer {
         reply.numeric(.endOfWhois, other.nick, "End of /WHOIS list")
     }
 
+    /// WHOIS of a user connected to another process: what its record tells.
+    private func whois(_ other: PresenceRecord, for reply: Reply) {
+        let client = reply.client
+        reply.numeric(.whoisUser, other.nick, other.user, other.host, "*", other.realname)
+        let visible = other.rooms.keys.sorted().compactMap { key -> String? in
+            guard let room = rooms[key], !room.room.modes.secret || room.contains(client) else { return nil }
+            return other.prefix(in: key, multiPrefix: false) + room.name
+        }
+        if !visible.isEmpty { reply.numeric(.whoisChannels, other.nick, visible.joined(separator: " ")) }
+        reply.numeric(.whoisServer, other.nick, name, config.network)
+        if other.isOper { reply.numeric(.whoisOperator, other.nick, "is an IRC operator") }
+        if let away = other.away { reply.numeric(.away, other.nick, away) }
+        if let account = other.account { reply.numeric(.whoisAccount, other.nick, account, "is logged in as") }
+        if other.isBot { reply.numeric(.whoisBot, other.nick, "is a bot") }
+        reply.numeric(.whoisIdle, other.nick, "0", String(Int(other.since.timeIntervalSince1970)), "seconds idle, signon time")
+        reply.numeric(.endOfWhois, other.nick, "End of /WHOIS list")
+    }
+
     // WHOWAS <nick> [<count>]
     func handleWhowas(_ reply: Reply, _ m: Message) {
         let nick = m.params[0]
@@ -115,15 +139,20 @@ extension IRCServer {
 
     // USERHOST <nick>{ <nick>}   (up to 5)
     func handleUserhost(_ reply: Reply, _ m: Message) {
-        let entries = m.params.prefix(5).compactMap { registry.client(nick: $0) }.map { c in
-            "\(c.nick)\(c.isOper ? "*" : "")=\(c.away == nil ? "+" : "-")\(c.user)@\(c.host)"
+        let entries = m.params.prefix(5).compactMap { nick -> String? in
+            if let c = registry.client(nick: nick) {
+                return "\(c.nick)\(c.isOper ? "*" : "")=\(c.away == nil ? "+" : "-")\(c.user)@\(c.host)"
+            }
+            return remote.user(nick: nick).map { r in "\(r.nick)\(r.isOper ? "*" : "")=\(r.away == nil ? "+" : "-")\(r.user)@\(r.host)" }
         }
         reply.numeric(.userhost, entries.joined(separator: " "))
     }
 
     // ISON <nick>{ <nick>}
     func handleIson(_ reply: Reply, _ m: Message) {
-        let present = m.params.flatMap { $0.split(separator: " ") }.prefix(64).compactMap { registry.client(nick: String($0))?.nick }
+        let present = m.params.flatMap { $0.split(separator: " ") }.prefix(64).compactMap { nick in
+            registry.client(nick: String(nick))?.nick ?? remote.user(nick: String(nick))?.nick
+        }
         reply.numeric(.ison, present.joined(separator: " "))
     }
 
@@ -131,19 +160,21 @@ extension IRCServer {
     func handleLusers(_ reply: Reply, _ m: Message) { sendLusers(reply) }
 
     func sendLusers(_ reply: Reply) {
-        let users = registry.registeredCount
-        let invisible = registry.invisibleCount
-        let opers = registry.operCount
+        // The whole server, several processes or one; "local" is this process.
+        let local = registry.registeredCount
+        let users = local + remote.count
+        let invisible = registry.invisibleCount + remote.invisibleCount
+        let opers = registry.operCount + remote.operCount
         reply.numeric(.luserClient, text: "There are \(users - invisible) users and \(invisible) invisible on 1 server")
         if opers > 0 { reply.numeric(.luserOp, String(opers), "operator(s) online") }
         if registry.unregisteredCount > 0 { reply.numeric(.luserUnknown, String(registry.unregisteredCount), "unknown connection(s)") }
         reply.numeric(.luserChannels, String(rooms.count), "rooms formed")
         // 255, 265 and 266 count registered clients, as 251 does; "max" is the most there have
         // been since the server started.
-        let peak = registry.peakUsers
-        reply.numeric(.luserMe, text: "I have \(users) clients and 0 servers")
-        reply.numeric(.localUsers, String(users), String(peak), text: "Current local users \(users), max \(peak)")
-        reply.numeric(.globalUsers, String(users), String(peak), text: "Current global users \(users), max \(peak)")
+        let peak = registry.peakUsers, globalPeak = max(peak, users)
+        reply.numeric(.luserMe, text: "I have \(local) clients and 0 servers")
+        reply.numeric(.localUsers, String(local), String(peak), text: "Current local users \(local), max \(peak)")
+        reply.numeric(.globalUsers, String(users), String(globalPeak), text: "Current global users \(users), max \(globalPeak)")
     }
 
     // MOTD
@@ -177,5 +208,44 @@ extension IRCServer {
     func handleTime(_ reply: Reply, _ m: Message) {
         let t = now()
         reply.numeric(.time, name, String(Int(t.timeIntervalSince1970)), "0", Timestamp.format(t))
+    }
+}
+
+/// A user as WHO lists them, connected here or to another process.
+private struct Listed {
+    var nick: String
+    var user: String
+    var host: String
+    var realname: String
+    var account: String?
+    /// Known for connections here only.
+    var ip: String?
+    /// Seconds since they last spoke; 0 for connections elsewhere.
+    var idle: Int
+    /// `H` or `G`, `*` for an operator, `B` for a bot, and the status prefix in the room listed.
+    var flags: String
+
+    init(_ client: Client, in room: LiveRoom?, multiPrefix: Bool, now: Date) {
+        nick = client.nick
+        user = client.user
+        host = client.host
+        realname = client.realname
+        account = client.accountName
+        ip = client.ip
+        idle = Int(now.timeIntervalSince(client.lastSpokeAt))
+        flags = (client.away == nil ? "H" : "G") + (client.isOper ? "*" : "") + (client.isBot ? "B" : "")
+            + (room?.prefix(of: client, multiPrefix: multiPrefix) ?? "")
+    }
+
+    init(_ record: PresenceRecord, in roomKey: String?, multiPrefix: Bool) {
+        nick = record.nick
+        user = record.user
+        host = record.host
+        realname = record.realname
+        account = record.account
+        ip = nil
+        idle = 0
+        flags = (record.away == nil ? "H" : "G") + (record.isOper ? "*" : "") + (record.isBot ? "B" : "")
+            + (roomKey.map { record.prefix(in: $0, multiPrefix: multiPrefix) } ?? "")
     }
 }

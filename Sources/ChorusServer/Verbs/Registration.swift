@@ -72,6 +72,9 @@ extension IRCServer {
         if let holder = registry.nicks[key], holder !== client {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
+        if key != client.nickKey && isHeldElsewhere(nick) {
+            return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+        }
         if key == Names.fold(config.serviceNick) {
             return reply.numeric(.erroneusNickname, nick, "That nick belongs to the \(config.serviceNick) service")
         }
@@ -83,12 +86,27 @@ extension IRCServer {
         }
         if nick == client.nick { return }
         // A new spelling of one's own nick, or one's own account name, needs no lookup.
-        if key == client.nickKey || key == client.account?.key { return changeNick(of: client, to: nick, reply: reply) }
+        if key == client.nickKey { return changeNick(of: client, to: nick, reply: reply) }
+        if key == client.account?.key { return takeNick(nick, for: client, reply: reply) }
         if accountKeys.contains(key) {
             return reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
         }
-        changeNick(of: client, to: nick, reply: reply)
+        takeNick(nick, for: client, reply: reply)
     }
+
+    /// Changes a registered client's nick to a new one, once it is claimed across processes.
+    private func takeNick(_ nick: String, for client: Client, reply: Reply) {
+        guard sharedPresence != nil else { return changeNick(of: client, to: nick, reply: reply) }
+        reply.wait(for: claimPresence(of: client, nick: nick)) { result in
+            switch result {
+            case .success(true): self.changeNick(of: client, to: nick, reply: reply)
+            case .success(false): reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+            case .failure: reply.fail("TEMPORARILY_UNAVAILABLE", context: [nick], Self.nicksUnavailable, command: "NICK")
+            }
+        }
+    }
+
+    static let nicksUnavailable = "Nicks cannot be checked for a moment (the shared store cannot be reached); try again shortly"
 
     func changeNick(of client: Client, to nick: String, reply: Reply?) {
         guard !client.closing else { return }
@@ -194,6 +212,20 @@ extension IRCServer {
         if let holder = registry.nicks[client.nickKey], holder !== client {
             return reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
         }
+        // Several processes: the nick must be this connection's in all of them first.
+        if sharedPresence != nil && published[ObjectIdentifier(client)]?.nickKey != client.nickKey {
+            let nick = client.nick
+            return reply.wait(for: claimPresence(of: client)) { result in
+                switch result {
+                case .success(true): self.finishRegistration(reply)
+                case .success(false): reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+                case .failure:
+                    reply.fail("TEMPORARILY_UNAVAILABLE", context: [nick], Self.nicksUnavailable, command: "NICK")
+                    reply.finish()
+                    self.disconnect(client, reason: "Nicks cannot be checked for a moment; try again shortly")
+                }
+            }
+        }
         client.registered = true
         registry.register(client)
         monitoredOnline(client)
@@ -266,6 +298,7 @@ extension IRCServer {
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         guard client.registered else { return }
         registry.logIn(client, account: account.key)
+        presenceChanged(client)
         let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
         broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
         settleRooms(of: client, reply: reply)

@@ -1,0 +1,267 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+import NIOCore
+
+/// Several processes on one database, as one server. Each publishes its users (nick, rooms, away
+/// state) to the store and reads the others' in the order of the shared log, with the lines
+/// around them (`ClusterFeed`): so what is seen here of a user elsewhere (JOIN, PART, NICK, AWAY,
+/// QUIT) comes in the order it happened there. Nicks are claimed in the store, where a claim
+/// waits for the log's lock: two processes cannot both have one. A process that stops renewing its
+/// lease is given up by the others, who QUIT its users.
+extension IRCServer {
+    // MARK: Starting and stopping
+
+    /// Takes this process's lease, learns who is connected elsewhere, and starts reading the log.
+    func startCluster(_ log: any SharedLog) throws {
+        var position: Int64 = 0
+        if let presence = sharedPresence {
+            let (records, at) = try presence.join()
+            position = at
+            try loop.submit { for record in records { self.remote.replace(record) } }.wait()
+            let interval = TimeAmount.milliseconds(Int64(presence.heartbeatInterval * 1000))
+            heartbeatTask = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
+                self?.renewLease(presence)
+            }
+        }
+        let feed = ClusterFeed(log: log, from: position, logger: logger) { [weak self] changes in
+            guard let self else { return }
+            self.loop.execute { self.deliverFromOtherProcesses(changes) }
+        }
+        feed.start()
+        clusterFeed = feed
+    }
+
+    /// Hands the lease back: the others QUIT this process's users now rather than when it lapses.
+    func stopCluster(reason: String) {
+        clusterFeed?.stop()
+        heartbeatTask?.cancel()
+        guard let presence = sharedPresence else { return }
+        workspace.write("leaving the cluster") { try Self.shared($0, presence).leave(reason: reason) }
+    }
+
+    /// Renews the lease, and gives up the processes whose lease lapsed. A lease this process had
+    /// let lapse (a long pause, the database away) is taken again, and its users published anew.
+    private func renewLease(_ presence: any SharedPresence) {
+        background { () -> Bool in
+            let renewed = try presence.heartbeat()
+            let lost = try presence.withdrawSilentNodes()
+            if !lost.isEmpty { self.logger.warning("gave up silent processes", metadata: ["nodes": "\(lost)"]) }
+            return renewed
+        }.whenComplete { result in
+            switch result {
+            case .success(true): break
+            case .success(false):
+                self.logger.warning("this process's lease had lapsed: publishing its users again")
+                for client in self.registry.nicks.values where !client.closing {
+                    self.published[ObjectIdentifier(client)] = nil
+                    self.claimPresence(of: client).whenSuccess { claimed in
+                        if !claimed { self.disconnect(client, reason: "Nick collision: \(client.nick) was taken meanwhile") }
+                    }
+                }
+            case .failure(let error):
+                self.logger.warning("cannot renew this process's lease", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    // MARK: This process's users, for the others
+
+    /// What the other processes are to know of `client`.
+    func presenceRecord(of client: Client, nick: String? = nil, note: String? = nil) -> PresenceRecord? {
+        guard let presence = sharedPresence else { return nil }
+        var modes = ""
+        if client.invisible { modes += "i" }
+        if client.isOper { modes += "o" }
+        if client.isBot { modes += "B" }
+        var rooms: [String: String] = [:]
+        for room in client.rooms {
+            let status = room.status(of: client) ?? []
+            rooms[room.key] = (status.contains(.op) ? "o" : "") + (status.contains(.voice) ? "v" : "")
+        }
+        let nick = nick ?? client.nick
+        return PresenceRecord(connection: "\(presence.node)#\(client.id)", node: presence.node, nick: nick, nickKey: Names.fold(nick),
+                              user: client.user, host: client.host, realname: client.realname, account: client.accountName,
+                              away: client.away, modes: modes, rooms: rooms, since: client.connectedAt, note: note)
+    }
+
+    /// Claims `client`'s nick (or `nick`, which it is about to take) across the processes and
+    /// publishes its state; true when the nick is its own. Without a shared store, true at once.
+    func claimPresence(of client: Client, nick: String? = nil) -> EventLoopFuture<Bool> {
+        guard let presence = sharedPresence, let record = presenceRecord(of: client, nick: nick) else {
+            return loop.makeSucceededFuture(true)
+        }
+        if let holder = remote.user(nick: record.nick), holder.connection != record.connection {
+            return loop.makeSucceededFuture(false)
+        }
+        // Noted before the answer, so a connection that closes meanwhile is withdrawn after its claim.
+        let previous = published[ObjectIdentifier(client)]
+        published[ObjectIdentifier(client)] = record
+        return readAfterWrites { try Self.shared($0, presence).publish(record) }.map { claimed in
+            if !claimed { self.published[ObjectIdentifier(client)] = previous }
+            return claimed
+        }.flatMapErrorThrowing { error in
+            self.published[ObjectIdentifier(client)] = previous
+            throw error
+        }
+    }
+
+    /// Publishes a registered client's new state (rooms, status, away, account), if it changed.
+    /// Lines it said before the change are handed to the store first, so they keep their order.
+    func presenceChanged(_ client: Client, note: String? = nil) {
+        guard let presence = sharedPresence, client.registered, !client.closing,
+              let old = published[ObjectIdentifier(client)], var record = presenceRecord(of: client, note: note) else { return }
+        // Only a claim changes the nick.
+        record.nick = old.nick
+        record.nickKey = old.nickKey
+        guard record != old else { return }
+        published[ObjectIdentifier(client)] = record
+        flushHistory()
+        let changed = record
+        persist("presence of \(client.nick)") { _ = try Self.shared($0, presence).publish(changed) }
+    }
+
+    /// The connection is gone: for the other processes too.
+    func withdrawPresence(of client: Client, reason: String) {
+        guard let presence = sharedPresence, let record = published.removeValue(forKey: ObjectIdentifier(client)) else { return }
+        flushHistory()
+        persist("presence of \(client.nick)") { try Self.shared($0, presence).withdraw(connection: record.connection, reason: reason) }
+    }
+
+    /// The writer's handle (a batch's transaction) as the shared store: a write through the store
+    /// itself would wait for the log's lock that the batch may hold.
+    private static func shared(_ handle: any ChorusStorage, _ store: any SharedPresence) -> any SharedPresence {
+        handle as? any SharedPresence ?? store
+    }
+
+    /// Whether a nick is held by a user of another process.
+    func isHeldElsewhere(_ nick: String) -> Bool {
+        remote.user(nick: nick) != nil
+    }
+
+    // MARK: The others' users, here
+
+    /// What other processes committed, in their order: lines reach the clients here that they
+    /// would have reached had they been said here, and users' comings and goings are told to
+    /// those who share a room with them (and those who watch their nick).
+    func deliverFromOtherProcesses(_ changes: [SharedChange]) {
+        for change in changes {
+            switch change {
+            case .line(let entry): deliverLine(entry)
+            case .presence(.here(let record)): arrived(record)
+            case .presence(.gone(let connection, let reason)): left(connection, reason: reason)
+            case .room(let key, let stored): roomChangedElsewhere(key, stored)
+            }
+        }
+    }
+
+    /// A room line goes to the room's members (a line for some members only, to them and the
+    /// managers); a private line to the recipient's connections.
+    private func deliverLine(_ entry: HistoryEntry) {
+        if entry.conversation.hasPrefix("@") {
+            // Addressed to an account: every connection of it here, under whatever nick each has
+            // (as `messageAccount` does on the sender's process); else to the nick itself.
+            var recipients = registry.connections(ofAccount: Account.key(entry.target))
+            if recipients.isEmpty, let client = registry.nicks[Names.fold(entry.target)] { recipients = [client] }
+            for client in recipients where !client.closing {
+                send(Outgoing(replaying: entry, to: client.nick, stampingText: false), to: client)
+            }
+        } else if let room = rooms[entry.conversation] {
+            let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
+            broadcast(outgoing, to: room.members, only: { member in
+                guard let audience = entry.audience else { return true }
+                return room.isOp(member) || member.account.map { audience.contains($0.key) } ?? false
+            })
+        }
+    }
+
+    /// A user elsewhere arrived or changed: what changed is told as that process told its own clients.
+    private func arrived(_ new: PresenceRecord) {
+        let old = remote.replace(new)
+        let t = now()
+        func line(_ source: String, _ verb: String, _ params: [String]) -> Outgoing {
+            Outgoing(Message(source: source, verb, params), time: t, account: new.account)
+        }
+        if let old, old.nick != new.nick {
+            broadcast(line(old.prefix, "NICK", [new.nick]), to: localMembers(of: Set(old.rooms.keys).union(new.rooms.keys)))
+        }
+        if old?.nickKey != new.nickKey {
+            if let old { remoteOffline(nick: old.nick, key: old.nickKey) }
+            remoteOnline(new)
+        }
+        for key in new.rooms.keys.sorted() where old?.rooms[key] == nil {
+            guard let room = rooms[key] else { continue }
+            let plain = line(new.prefix, "JOIN", [room.name])
+            let extended = line(new.prefix, "JOIN", [room.name, new.account ?? "*", new.realname])
+            broadcast(plain, to: room.members, only: { !$0.caps.contains(.extendedJoin) })
+            broadcast(extended, to: room.members, only: { $0.caps.contains(.extendedJoin) })
+            if let away = new.away {
+                broadcast(line(new.prefix, "AWAY", [away]), to: room.members, only: { $0.caps.contains(.awayNotify) })
+            }
+        }
+        guard let old else { return }
+        for key in old.rooms.keys.sorted() where new.rooms[key] == nil {
+            guard let room = rooms[key] else { continue }
+            broadcast(line(new.prefix, "PART", new.note.map { [room.name, $0] } ?? [room.name]), to: room.members)
+        }
+        for (key, status) in new.rooms.sorted(by: { $0.key < $1.key }) {
+            guard let before = old.rooms[key], before != status, let room = rooms[key] else { continue }
+            if let change = Self.modeChange(from: before, to: status) {
+                let nicks = Array(repeating: new.nick, count: change.filter(\.isLetter).count)
+                broadcast(line(name, "MODE", [room.name, change] + nicks), to: room.members)
+            }
+        }
+        let peers = localMembers(of: Set(new.rooms.keys))
+        if old.away != new.away {
+            broadcast(line(new.prefix, "AWAY", new.away.map { [$0] } ?? []), to: peers, only: { $0.caps.contains(.awayNotify) })
+        }
+        if old.account != new.account {
+            broadcast(line(new.prefix, "ACCOUNT", [new.account ?? "*"]), to: peers, only: { $0.caps.contains(.accountNotify) })
+        }
+        if old.realname != new.realname {
+            broadcast(line(new.prefix, "SETNAME", [new.realname]), to: peers, only: { $0.caps.contains(.setname) })
+        }
+    }
+
+    /// A user elsewhere is gone: QUIT to those who shared a room with them.
+    private func left(_ connection: String, reason: String) {
+        guard let old = remote.remove(connection) else { return }
+        let quit = Outgoing(Message(source: old.prefix, "QUIT", [reason]), time: now(), account: old.account)
+        broadcast(quit, to: localMembers(of: Set(old.rooms.keys)))
+        remoteOffline(nick: old.nick, key: old.nickKey)
+    }
+
+    /// `+o`, `-v+o` and the like between two status texts (`o`, `v`, `ov`, empty).
+    static func modeChange(from before: String, to after: String) -> String? {
+        var removed = "", added = ""
+        for flag in "ov" {
+            if before.contains(flag) && !after.contains(flag) { removed.append(flag) }
+            if after.contains(flag) && !before.contains(flag) { added.append(flag) }
+        }
+        let change = (removed.isEmpty ? "" : "-" + removed) + (added.isEmpty ? "" : "+" + added)
+        return change.isEmpty ? nil : change
+    }
+
+    /// The clients here in any of these rooms, each once.
+    private func localMembers(of roomKeys: Set<String>) -> [Client] {
+        var seen = Set<ObjectIdentifier>()
+        var result: [Client] = []
+        for key in roomKeys.sorted() {
+            for member in rooms[key]?.members ?? [] where seen.insert(ObjectIdentifier(member)).inserted {
+                result.append(member)
+            }
+        }
+        return result
+    }
+
+    private func remoteOnline(_ record: PresenceRecord) {
+        for watcher in monitors.watchers(of: record.nickKey) {
+            send(Outgoing(Message(source: name, Numeric.monOnline.rawValue, [watcher.nick, record.prefix]), time: now()), to: watcher)
+        }
+    }
+
+    private func remoteOffline(nick: String, key: String) {
+        guard registry.nicks[key] == nil else { return }
+        monitoredOffline(nick: nick, key: key)
+    }
+}

@@ -1,0 +1,80 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+
+/// Rooms another process changed (made, closed, a new topic or modes, roles and memberships, the
+/// room's settings): read again from the store and told to the members here as that process told
+/// its own, so every process holds the same room.
+extension IRCServer {
+    func roomChangedElsewhere(_ key: String, _ stored: StoredRoom?) {
+        guard let stored else {
+            if rooms[key] != nil { closeRoom(key, by: "a manager") }
+            return
+        }
+        guard let room = rooms[key] else {
+            let room = LiveRoom(room: stored.room)
+            room.apply(stored.settings)
+            for m in stored.memberships { room.memberships[m.account] = m }
+            rooms[key] = room
+            return
+        }
+        let t = now()
+        let old = room.room, new = stored.room
+        room.room = new
+        room.apply(stored.settings)
+        if new.topic != old.topic || new.topicSetBy != old.topicSetBy {
+            let source = new.topicSetBy.isEmpty ? name : new.topicSetBy
+            broadcast(Outgoing(Message(source: source, "TOPIC", [room.name, new.topic]), time: t), to: room.members)
+        }
+        if let change = Self.modeChange(from: old, to: new) {
+            broadcast(Outgoing(Message(source: name, "MODE", [room.name] + change), time: t), to: room.members)
+        }
+        settleMemberships(of: room, to: stored.memberships)
+    }
+
+    /// The room's memberships as stored: the members here get the status their role now gives.
+    private func settleMemberships(of room: LiveRoom, to stored: [Membership]) {
+        room.memberships = Dictionary(stored.map { ($0.account, $0) }, uniquingKeysWith: { _, last in last })
+        for client in room.members {
+            guard let account = client.account?.key, let membership = room.memberships[account] else { continue }
+            let before = room.status(of: client) ?? []
+            var after: LiveRoom.Status = []
+            if membership.role == .manager { after.insert(.op) }
+            if membership.voiced { after.insert(.voice) }
+            guard after != before else { continue }
+            room.setStatus(client, after)
+            presenceChanged(client)
+            let letters = { (s: LiveRoom.Status) in (s.contains(.op) ? "o" : "") + (s.contains(.voice) ? "v" : "") }
+            if let change = Self.modeChange(from: letters(before), to: letters(after)) {
+                let nicks = Array(repeating: client.nick, count: change.filter(\.isLetter).count)
+                broadcast(Outgoing(Message(source: name, "MODE", [room.name, change] + nicks), time: now()), to: room.members)
+            }
+        }
+    }
+
+    /// The MODE line's parameters from one set of room modes to another (`-m+ik secret`), or nil.
+    static func modeChange(from old: Room, to new: Room) -> [String]? {
+        var removed = "", added = "", removedParams: [String] = [], addedParams: [String] = []
+        func flag(_ letter: Character, _ before: Bool, _ after: Bool) {
+            if before && !after { removed.append(letter) }
+            if after && !before { added.append(letter) }
+        }
+        let (a, b) = (old.modes, new.modes)
+        flag("i", a.inviteOnly, b.inviteOnly)
+        flag("m", a.moderated, b.moderated)
+        flag("n", a.noExternal, b.noExternal)
+        flag("s", a.secret, b.secret)
+        flag("t", a.topicLocked, b.topicLocked)
+        if a.key != b.key {
+            if let key = b.key { added.append("k"); addedParams.append(key) } else { removed.append("k"); removedParams.append("*") }
+        }
+        if a.limit != b.limit {
+            if let limit = b.limit { added.append("l"); addedParams.append(String(limit)) } else { removed.append("l") }
+        }
+        for mask in Set(old.bans).subtracting(new.bans).sorted() { removed.append("b"); removedParams.append(mask) }
+        for mask in Set(new.bans).subtracting(old.bans).sorted() { added.append("b"); addedParams.append(mask) }
+        let params = removedParams + addedParams
+        let change = (removed.isEmpty ? "" : "-" + removed) + (added.isEmpty ? "" : "+" + added)
+        return change.isEmpty ? nil : [change] + params
+    }
+}

@@ -1,0 +1,221 @@
+import ChorusTestSupport
+import Foundation
+import XCTest
+
+/// Who is connected, across several servers on one PostgreSQL database: the users of the others
+/// come and go in a room as the room's own do, are listed by NAMES, WHO, WHOIS, LUSERS and MONITOR,
+/// and keep their nicks to themselves. Runs in the PostgreSQL pass (`CHORUS_TEST_STORE=postgres`).
+final class ClusterPresenceTests: XCTestCase {
+    private func nodes(_ count: Int) throws -> [TestServer] {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        return try (0..<count).map { _ in try TestServer(sharing: shared) }
+    }
+
+    /// Asks NAMES until `nick`, connected to another node, shows in `room` on `client`'s node (at
+    /// most 5 s): what the other node committed reaches this one a few milliseconds later.
+    private func waitUntil(_ client: TestClient, sees nick: String, in room: String) throws {
+        for _ in 0..<50 {
+            client.send("NAMES \(room)")
+            let names = try client.collect { $0.command == "366" }.filter { $0.command == "353" }
+            if names.contains(where: { $0.params.last?.split(separator: " ").contains { $0.hasSuffix(nick) } == true }) { return }
+            usleep(100_000)
+        }
+        XCTFail("\(nick) never showed in \(room) on the other node")
+    }
+
+    func testUsersOnAnotherNodeComeAndGoInTheRoomAndAreListed() throws {
+        let n = try nodes(2)
+        let ann = try n[0].connect()
+        try ann.register("ann", caps: ["away-notify", "extended-join", "multi-prefix"])
+        try ann.join("#kitchen")
+        let ben = try n[1].connect()
+        try ben.register("ben")
+        try waitUntil(ben, sees: "ann", in: "#kitchen")
+        ben.send("JOIN #kitchen")
+        // ben's NAMES on node B has ann, op as she came first on node A.
+        let names = try ben.expect(command: "353")
+        XCTAssertEqual(Set(names.params.last?.split(separator: " ") ?? []), ["@ann", "ben"], "\(names)")
+        // ann on node A sees ben come in, in extended-join's form.
+        let join = try ann.expect("ben's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        XCTAssertEqual(join.params, ["#kitchen", "*", "ben Tester"])
+
+        ann.send("NAMES #kitchen")
+        XCTAssertEqual(Set(try ann.expect(command: "353").params.last?.split(separator: " ") ?? []), ["@ann", "ben"])
+        ann.send("WHO #kitchen")
+        let who = try ann.collect { $0.command == "315" }.filter { $0.command == "352" }
+        XCTAssertEqual(Set(who.map { $0.params[5] }), ["ann", "ben"], "\(who)")
+        ben.send("WHOIS ann")
+        let whois = try ben.collect { $0.command == "318" }
+        XCTAssertEqual(whois.first { $0.command == "311" }?.params[1], "ann")
+        XCTAssertEqual(whois.first { $0.command == "319" }?.params.last, "@#kitchen")
+        ben.send("LUSERS")
+        XCTAssertEqual(try ben.expect(command: "266").params[1], "2", "global users: one here, one on node A")
+        ben.send("ISON ann nobody")
+        XCTAssertEqual(try ben.expect(command: "303").params.last, "ann")
+
+        // What ben does on node B reaches ann on node A, in order.
+        ben.send("AWAY :fetching milk")
+        XCTAssertEqual(try ann.expect(command: "AWAY").params, ["fetching milk"])
+        ben.send("NICK benny")
+        let nick = try ann.expect(command: "NICK")
+        XCTAssertEqual(nick.source?.hasPrefix("ben!"), true)
+        XCTAssertEqual(nick.params, ["benny"])
+        ben.send("PRIVMSG ann :a private word")
+        let line = try ann.expect("benny's private line, from node B") { $0.command == "PRIVMSG" }
+        XCTAssertEqual(line.source?.hasPrefix("benny!"), true)
+        XCTAssertEqual(line.params, ["ann", "a private word"])
+        ben.send("PART #kitchen :off to the shop")
+        let part = try ann.expect(command: "PART")
+        XCTAssertEqual(part.source?.hasPrefix("benny!"), true)
+        XCTAssertEqual(part.params, ["#kitchen", "off to the shop"])
+        ben.send("JOIN #kitchen")
+        try ann.expect(command: "JOIN")
+        ben.send("QUIT :home time")
+        let quit = try ann.expect(command: "QUIT")
+        XCTAssertEqual(quit.source?.hasPrefix("benny!"), true)
+        XCTAssertEqual(quit.params, ["Quit: home time"])
+        ann.send("NAMES #kitchen")
+        XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann", "ben is gone from the list")
+    }
+
+    func testATopicModesAndRolesSetOnOneNodeHoldOnTheOthers() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        let ann = try n[0].connect(as: "ann")
+        try ann.join("#ops")
+        let ben = try n[1].connect(as: "ben")
+        try waitUntil(ben, sees: "ann", in: "#ops")
+        try ben.join("#ops")
+        try ann.expect("ben's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+
+        ann.send("TOPIC #ops :Rota on the wall")
+        let topic = try ben.expect(command: "TOPIC")
+        XCTAssertEqual(topic.params, ["#ops", "Rota on the wall"])
+        XCTAssertEqual(topic.source?.hasPrefix("ann!"), true)
+        ann.send("MODE #ops +m")
+        XCTAssertEqual(try ben.expect(command: "MODE").params, ["#ops", "+m"])
+        // ann makes ben, on the other node, a manager: his node gives him +o, and ann hears it.
+        ann.send("MODE #ops +o ben")
+        XCTAssertEqual(try ben.expect(command: "MODE").params, ["#ops", "+o", "ben"])
+        XCTAssertEqual(try ann.expect("ben's +o, from his node") { $0.command == "MODE" && $0.params.contains("ben") }.params, ["#ops", "+o", "ben"])
+        // As a manager he may change the topic on his node, and it holds on hers.
+        ben.send("TOPIC #ops :Ben runs the rota")
+        XCTAssertEqual(try ann.expect(command: "TOPIC").params, ["#ops", "Ben runs the rota"])
+        let late = try n[0].connect()
+        try late.register("late")
+        late.send("TOPIC #ops")
+        XCTAssertEqual(try late.expect(command: "332").params.last, "Ben runs the rota")
+    }
+
+    func testANickIsTakenOnceAcrossNodes() throws {
+        let n = try nodes(2)
+        let cat = try n[0].connect()
+        try cat.register("cat")
+        let watcher = try n[0].connect()
+        try watcher.register("watcher")
+        watcher.send("MONITOR + dog")
+        try watcher.expect(command: "731")
+
+        // Registering as cat on node B is refused; so is taking it by NICK.
+        let other = try n[1].connect()
+        other.send("NICK cat")
+        other.send("USER x 0 * :Other")
+        try other.expect(command: "433", "cat")
+        other.send("NICK CAT")
+        try other.expect(command: "433")
+        other.send("NICK dog")
+        try other.expect(command: "001")
+        // The watcher on node A hears dog come online on node B.
+        XCTAssertEqual(try watcher.expect(command: "730").params.last?.hasPrefix("dog!"), true)
+        other.send("NICK cat")
+        try other.expect(command: "433", "cat")
+
+        // Once cat leaves node A, the nick is free on node B.
+        cat.send("QUIT :bye")
+        try cat.expect(command: "ERROR")
+        var taken = false
+        for _ in 0..<50 where !taken {
+            other.send("NICK cat")
+            taken = try other.expect("an answer to NICK") { $0.command == "NICK" || $0.command == "433" }.command == "NICK"
+            if !taken { usleep(100_000) }
+        }
+        XCTAssertTrue(taken, "cat was not free on node B after leaving node A")
+        XCTAssertEqual(try watcher.expect(command: "731").params.last, "dog", "dog went offline with the nick change")
+    }
+}
+
+/// A node that dies without a word (`kill -9`): the others give it up when its lease lapses, QUIT
+/// its users, free their nicks, and what it acknowledged before dying is kept.
+final class ClusterNodeLossTests: XCTestCase {
+    func testANodeKilledMidWayIsGivenUpAndNothingItAcknowledgedIsLost() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        let a = try TestServer(sharing: shared)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("bob", "bob-password")
+
+        // Node B is a chorusd process of its own, on the same database.
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-node-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let port = try Self.freePort()
+        let b = Process()
+        b.executableURL = try chorusdBinary()
+        b.arguments = ["serve", "--store", try TestStore.postgresURL(folder: shared), "--data", folder.path,
+                       "--tls", "off", "--web", "off", "--plain", "127.0.0.1:\(port)", "--no-limits"]
+        b.standardOutput = FileHandle.nullDevice
+        b.standardError = FileHandle.nullDevice
+        try b.run()
+        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL) } }
+        let bob = try Self.connect(port: port, within: 20)
+
+        let ann = try a.connect(as: "ann")
+        try ann.join("#den")
+        try bob.register("bob", pass: "bob:bob-password")
+        bob.send("JOIN #den")
+        try bob.expect(command: "366")
+        try ann.expect("bob's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("bob!") == true }
+        // Acknowledged on node B: stored.
+        bob.send("PRIVMSG #den :!job add Mend the gate")
+        try bob.expect("the job made") { $0.params.last?.contains("created job 1") == true }
+
+        kill(b.processIdentifier, SIGKILL)
+        let killedAt = Date()
+        let quit = try ann.expect("bob's QUIT once node B is given up", timeout: 15) { $0.command == "QUIT" }
+        let after = Date().timeIntervalSince(killedAt)
+        XCTAssertLessThan(after, 10, "QUIT came \(after) s after the kill")
+        XCTAssertEqual(quit.source?.hasPrefix("bob!"), true)
+        XCTAssertEqual(quit.params, ["Server lost"])
+
+        // bob's nick is free again, and the job node B acknowledged is there.
+        let again = try a.connect(as: "bob")
+        again.send("PRIVMSG #den :!jobs")
+        try again.expect("the job node B made") { $0.command == "NOTICE" && $0.params.last?.contains("Mend the gate") == true }
+    }
+
+    /// A port nothing listens on now.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0 else { throw TestError.failed("no free port") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        bound = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Connects to a server that is starting, trying for `seconds`.
+    private static func connect(port: Int, within seconds: TimeInterval) throws -> TestClient {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            do { return try TestClient(port: port, tls: false) } catch {
+                if Date() > deadline { throw error }
+                usleep(100_000)
+            }
+        }
+    }
+}
