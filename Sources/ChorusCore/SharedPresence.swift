@@ -8,9 +8,9 @@ public protocol SharedLog: Sendable {
     /// `limit` of each kind (this process's own are passed over), the position to read after next,
     /// and whether more was left for the next read.
     func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool)
-    /// Calls `wake` soon after another process commits something: a hint that may come late, or
-    /// not at all, so a reader polls as well.
-    func whenLinesCommitted(_ wake: @escaping @Sendable () -> Void)
+    /// Calls `wake` soon after another process commits something (`roomsChanged`: a room's state,
+    /// else lines or presence): a hint that may come late, or not at all, so a reader polls as well.
+    func whenCommitted(_ wake: @escaping @Sendable (_ roomsChanged: Bool) -> Void)
     /// The rooms whose stored state (the room, its settings, its memberships) another process
     /// changed after `since` on the store's clock, each with when; and the store's clock now. A change is stamped before
     /// its transaction commits, so a reader reads again from a little before what it has seen.

@@ -19,7 +19,7 @@ final class PostgresPool: @unchecked Sendable {
     private var idle: [PostgresLink] = []
     /// The connection that LISTENs, apart from the pool, and what it wakes.
     private var listener: PostgresConnection?
-    private var listeners: [(channel: String, wake: @Sendable () -> Void)] = []
+    private var listeners: [(channel: String, wake: @Sendable (String) -> Void)] = []
     private var open = 0
     private var closed = false
 
@@ -105,7 +105,7 @@ final class PostgresPool: @unchecked Sendable {
     /// Calls `wake` on each NOTIFY on `channel` from another process (the payload names the
     /// sender), from a connection of its own that is opened again (every 2 s until it is) whenever
     /// it is lost.
-    func listen(_ channel: String, _ wake: @escaping @Sendable () -> Void) {
+    func listen(_ channel: String, _ wake: @escaping @Sendable (_ payload: String) -> Void) {
         lock.lock()
         listeners.append((channel, wake))
         lock.unlock()
@@ -124,7 +124,7 @@ final class PostgresPool: @unchecked Sendable {
             let node = self.node
             for (channel, wake) in wanted {
                 // A notification this process sent itself is news only to the others.
-                connection.addListener(channel: channel) { _, note in if note.payload != node { wake() } }
+                connection.addListener(channel: channel) { _, note in if note.payload != node { wake(note.payload) } }
                 _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger).wait()
             }
             lock.lock()

@@ -117,19 +117,25 @@ extension PostgresStore: SharedLog {
     public func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool) {
         let node = pool.node
         return try db.read { link in
-            let lines = try link.query("SELECT id, node, \(Self.historyColumns) FROM history WHERE id > ? ORDER BY id LIMIT ?",
-                                       [position, limit])
-            let presence = try link.query("SELECT seq, \(Self.presenceColumns) FROM presence WHERE seq > ? ORDER BY seq LIMIT ?",
-                                          [position, limit])
+            // The lines, and in the same round trip whether presence changed at all (seldom, next
+            // to lines): a row even when there are no lines, whose line columns are then null.
+            let rows = try link.query("""
+                SELECT coalesce((SELECT max(seq) FROM presence), 0), h.* FROM (SELECT 1) one LEFT JOIN LATERAL (
+                  SELECT id, node, \(Self.historyColumns) FROM history WHERE id > ? ORDER BY id LIMIT ?) h ON true
+                """, [position, limit])
+            let presenceTop: Int64 = try rows.first?.int64(0) ?? 0
+            let lines = try rows.filter { try $0.int64(1) as Int64? != nil }
+            let presence = presenceTop <= position ? [] : try link.query(
+                "SELECT seq, \(Self.presenceColumns) FROM presence WHERE seq > ? ORDER BY seq LIMIT ?", [position, limit])
             // Both in one order; where a kind filled its limit, nothing after its last is taken yet.
             var end = Int64.max
-            if lines.count == limit, let last = lines.last { end = min(end, try last.int64(0) as Int64) }
+            if lines.count == limit, let last = lines.last { end = min(end, try last.int64(1) as Int64) }
             if presence.count == limit, let last = presence.last { end = min(end, try last.int64(0) as Int64) }
             var merged: [(id: Int64, change: SharedChange?)] = []
             for row in lines {
-                let id: Int64 = try row.int64(0)
+                let id: Int64 = try row.int64(1)
                 guard id <= end else { break }
-                merged.append((id, try row.string(1) as String? == node ? nil : .line(try Self.entry(row, from: 2))))
+                merged.append((id, try row.string(2) as String? == node ? nil : .line(try Self.entry(row, from: 3))))
             }
             for row in presence {
                 let id: Int64 = try row.int64(0)
@@ -145,8 +151,13 @@ extension PostgresStore: SharedLog {
         }
     }
 
-    public func whenLinesCommitted(_ wake: @escaping @Sendable () -> Void) {
-        pool.listen(PostgresStore.linesChannel, wake)
+    public func whenCommitted(_ wake: @escaping @Sendable (_ roomsChanged: Bool) -> Void) {
+        // Lines and presence wake with the writer's node; the room triggers with `rooms <node>`.
+        let ownRooms = "rooms " + pool.node
+        pool.listen(PostgresStore.linesChannel) { payload in
+            if payload == ownRooms { return }
+            wake(payload.hasPrefix("rooms "))
+        }
     }
 
     public func roomsChanged(since: Int64?) throws -> (rooms: [(room: String, changed: Int64)], now: Int64) {

@@ -7,8 +7,13 @@ import NIOCore
 /// of a quiet room. Reads of history and bot commands flush the waiting lines first, so nothing
 /// reads around them; a crash loses at most this much more history than it would anyway.
 final class HistoryBuffer {
+    /// SQLite's wait: a write per line would cost it a page rewrite each.
     static let delay = TimeAmount.milliseconds(20)
+    /// With other processes on the store, the wait is on every line's way to their clients, and
+    /// PostgreSQL's writes are cheap to share anyway: a busy writer gathers the next batch itself.
+    static let sharedDelay = TimeAmount.milliseconds(2)
 
+    private let delay: TimeAmount
     private let loop: EventLoop
     private let workspace: Workspace
     private var pending: [HistoryEntry] = []
@@ -16,8 +21,9 @@ final class HistoryBuffer {
     /// Told, on the loop, how each batch went: its lines, and the error when they were not kept.
     private let written: ([HistoryEntry], Error?) -> Void
 
-    init(loop: EventLoop, workspace: Workspace, written: @escaping ([HistoryEntry], Error?) -> Void) {
+    init(loop: EventLoop, workspace: Workspace, delay: TimeAmount = HistoryBuffer.delay, written: @escaping ([HistoryEntry], Error?) -> Void) {
         self.loop = loop
+        self.delay = delay
         self.workspace = workspace
         self.written = written
     }
@@ -27,7 +33,7 @@ final class HistoryBuffer {
         pending.append(entry)
         if !flushScheduled {
             flushScheduled = true
-            loop.scheduleTask(in: Self.delay) { self.flush() }
+            loop.scheduleTask(in: delay) { self.flush() }
         }
     }
 

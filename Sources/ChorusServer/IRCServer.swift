@@ -72,7 +72,8 @@ public final class IRCServer: @unchecked Sendable {
     var dirty: [Client] = []
     var flushScheduled = false
     /// Chat lines waiting to be stored in one batch.
-    private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace) { [unowned self] lines, error in
+    private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace,
+                                                  delay: sharedPresence == nil ? HistoryBuffer.delay : HistoryBuffer.sharedDelay) { [unowned self] lines, error in
         self.historyWritten(lines, error)
     }
     /// History that could not be written (a full disk): whether the log said so, when it last
@@ -109,6 +110,7 @@ public final class IRCServer: @unchecked Sendable {
     /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
     var published: [ObjectIdentifier: PresenceRecord] = [:]
     var heartbeatTask: RepeatedTask?
+    var dueWatch: RepeatedTask?
 
     public init(config: ServerConfig, store: any ChorusStorage,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),

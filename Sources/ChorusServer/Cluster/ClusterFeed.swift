@@ -20,12 +20,15 @@ final class ClusterFeed: @unchecked Sendable {
     private var roomsLookedAt: Int64?
     private var roomChangesSeen: [String: Int64] = [:]
     private var stopped = false
+    private var readWaiting = false
+    private var roomsWoken = false
     private var timer: DispatchSourceTimer?
     /// How far back each look at changed rooms reaches: a change is stamped when written, and its
     /// transaction may commit up to a statement's time limit later.
     static let roomMargin: Int64 = 30_000
 
     static let pollInterval = DispatchTimeInterval.seconds(1)
+    static let gather = DispatchTimeInterval.milliseconds(1)
     static let batch = 1000
 
     /// Reads after `position`: what was committed up to it is history, or known already, not news.
@@ -37,10 +40,13 @@ final class ClusterFeed: @unchecked Sendable {
     }
 
     func start() {
-        log.whenLinesCommitted { [weak self] in self?.wake() }
+        // Rooms changed from a margin before now: the server read the rooms just before.
+        let now = try? log.roomsChanged(since: nil).now
+        queue.sync { roomsLookedAt = now }
+        log.whenCommitted { [weak self] rooms in self?.wake(rooms: rooms) }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
-        timer.setEventHandler { [weak self] in self?.read() }
+        timer.setEventHandler { [weak self] in self?.read(rooms: true) }
         timer.resume()
         queue.sync { self.timer = timer }
     }
@@ -53,12 +59,26 @@ final class ClusterFeed: @unchecked Sendable {
         }
     }
 
-    private func wake() {
-        queue.async { self.read() }
+    /// A read waits `gather` after a wake-up, and the wake-ups that come meanwhile join it: one
+    /// read for the commits of several processes at once (each read is a round trip, and its
+    /// thread hops cost more than the reading).
+    private func wake(rooms: Bool) {
+        queue.async {
+            self.roomsWoken = self.roomsWoken || rooms
+            guard !self.readWaiting else { return }
+            self.readWaiting = true
+            self.queue.asyncAfter(deadline: .now() + Self.gather) {
+                self.readWaiting = false
+                let rooms = self.roomsWoken
+                self.roomsWoken = false
+                self.read(rooms: rooms)
+            }
+        }
     }
 
-    /// Reads everything after `position`, a batch at a time, and hands it to `deliver`.
-    private func read() {
+    /// Reads everything after `position`, a batch at a time, and hands it to `deliver`; and, with
+    /// `rooms`, the rooms changed (on a wake-up that says so, and every poll).
+    private func read(rooms: Bool) {
         guard !stopped else { return }
         do {
             while true {
@@ -67,7 +87,7 @@ final class ClusterFeed: @unchecked Sendable {
                 if !changes.isEmpty { deliver(changes) }
                 if !more { break }
             }
-            try readRooms()
+            if rooms { try readRooms() }
         } catch {
             // The database is away: the next poll reads from the same place.
             logger.warning("cannot read other processes' lines yet", metadata: ["error": "\(error)"])

@@ -12,6 +12,9 @@ import NIOCore
 extension IRCServer {
     // MARK: Starting and stopping
 
+    /// How often a node looks for work other nodes made that comes due.
+    static let dueWatchInterval = TimeAmount.seconds(10)
+
     /// Takes this process's lease, learns who is connected elsewhere, and starts reading the log.
     func startCluster(_ log: any SharedLog) throws {
         var position: Int64 = 0
@@ -22,6 +25,12 @@ extension IRCServer {
             let interval = TimeAmount.milliseconds(Int64(presence.heartbeatInterval * 1000))
             heartbeatTask = loop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [weak self] _ in
                 self?.renewLease(presence)
+            }
+            // What comes due may have been made on another node (or one that died since): each
+            // node looks at the store's next due time now and then, and the first to take the due
+            // work does it (`Store.takeDueWork`).
+            dueWatch = loop.scheduleRepeatedTask(initialDelay: Self.dueWatchInterval, delay: Self.dueWatchInterval) { [weak self] _ in
+                self?.workspace.announceNextDue()
             }
         }
         let feed = ClusterFeed(log: log, from: position, logger: logger) { [weak self] changes in
@@ -36,6 +45,7 @@ extension IRCServer {
     func stopCluster(reason: String) {
         clusterFeed?.stop()
         heartbeatTask?.cancel()
+        dueWatch?.cancel()
         guard let presence = sharedPresence else { return }
         workspace.write("leaving the cluster") { try Self.shared($0, presence).leave(reason: reason) }
     }
