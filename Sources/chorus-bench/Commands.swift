@@ -57,7 +57,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
         // Bots are accounts: REGISTER logs each in (scrypt makes this take a moment per bot). One
         // at a time: all from one address at once would meet the server's limit on logins waiting.
         for i in 0..<bots {
-            let c = try BenchConnection.connect(id: i, nick: "\(prefix)x\(i)", port: bench.port, transport: bench.transport,
+            let c = try BenchConnection.connect(id: i, nick: "\(prefix)x\(i)", port: bench.port(for: i), transport: bench.transport,
                                                 group: bench.group, sink: self).wait()
             bench.on {
                 self.connections.append(c)

@@ -141,11 +141,18 @@ extension ByteBufferView {
 }
 
 /// The server under test, read from /proc: memory and CPU time.
+/// The server's processes (several with `--nodes`): their memory and CPU, summed.
 struct ServerProcess {
-    let pid: Int32
+    let pids: [Int32]
+
+    func rssKiB() -> Double { pids.map(Self.rssKiB).reduce(0, +) }
+
+    func cpuTime() -> CPUTime {
+        pids.map(Self.cpuTime).reduce(CPUTime(user: 0, system: 0)) { CPUTime(user: $0.user + $1.user, system: $0.system + $1.system) }
+    }
 
     /// Resident memory in KiB.
-    func rssKiB() -> Double {
+    private static func rssKiB(_ pid: Int32) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return .nan }
         for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Double(line.split(separator: " ")[1]) ?? .nan
@@ -154,7 +161,7 @@ struct ServerProcess {
     }
 
     /// User and system CPU seconds so far (10 ms ticks: measure enough work to rise above them).
-    func cpuTime() -> CPUTime {
+    private static func cpuTime(_ pid: Int32) -> CPUTime {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
               let close = text.lastIndex(of: ")") else { return CPUTime(user: .nan, system: .nan) }
         let fields = text[text.index(after: close)...].split(separator: " ")

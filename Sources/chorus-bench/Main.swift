@@ -21,8 +21,10 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
     @Option(help: "The server's process id.") var pid: Int32?
     @Option(help: "Start this chorusd binary for the run and stop it after.") var spawn: String?
-    @Option(help: "With --spawn: keep chorusd's data in PostgreSQL at this URL (a new schema each run) rather than SQLite.")
+    @Option(help: "With --spawn: keep chorusd's data in PostgreSQL at this URL (a new schema each run, shared by its --nodes) rather than SQLite.")
     var store: String?
+    @Option(help: "With --spawn and --store: run this many chorusd processes on the one database, the clients spread over them.")
+    var nodes = 1
     @Flag(help: "Connect with TLS.") var tls = false
     @Flag(help: "Connect with IRC over WebSocket (TLS, /socket, text.ircv3.net), as a browser does; --port is the web port.")
     var websocket = false
@@ -45,20 +47,24 @@ struct ChorusBench: ParsableCommand {
 
     func run() throws {
         raiseFileLimit()
-        var spawned: Spawn?
-        var serverPID = pid
-        var benchPort = port
+        var spawned: [Spawn] = []
+        var serverPIDs = pid.map { [$0] } ?? []
+        var benchPorts = [port]
+        guard nodes == 1 || (spawn != nil && store != nil) else { throw ValidationError("--nodes needs --spawn and --store") }
+        defer { spawned.forEach { $0.stop() } }
         if let spawn {
-            // Clients that stop reading meet the send-queue limit chorusd runs with, not --no-limits' 64 MiB.
-            let server = try Spawn(spawn, keepingSendQueue: scenario == "stalled", store: store)
-            spawned = server
-            serverPID = server.process.processIdentifier
-            benchPort = plainWebsocket ? server.webPlainPort : websocket ? server.webPort : tls ? server.tlsPort : server.plainPort
+            // One schema for all the nodes of the run, new each run.
+            let url = store.map { $0 + ($0.contains("?") ? "&" : "?") + "schema=bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
+            for _ in 0..<max(1, nodes) {
+                // Clients that stop reading meet the send-queue limit chorusd runs with, not --no-limits' 64 MiB.
+                spawned.append(try Spawn(spawn, keepingSendQueue: scenario == "stalled", store: url))
+            }
+            serverPIDs = spawned.map(\.process.processIdentifier)
+            benchPorts = spawned.map { plainWebsocket ? $0.webPlainPort : websocket ? $0.webPort : tls ? $0.tlsPort : $0.plainPort }
         }
-        defer { spawned?.stop() }
-        guard let serverPID else { throw ValidationError("Give --pid of the server, or --spawn PATH-TO-CHORUSD") }
+        guard !serverPIDs.isEmpty else { throw ValidationError("Give --pid of the server, or --spawn PATH-TO-CHORUSD") }
         guard !(plainWebsocket && (websocket || tls)) else { throw ValidationError("--plain-websocket goes without --websocket and --tls") }
-        let bench = try Bench(port: benchPort, tls: tls || websocket, webSocket: websocket || plainWebsocket, pid: serverPID, timeout: timeout)
+        let bench = try Bench(ports: benchPorts, tls: tls || websocket, webSocket: websocket || plainWebsocket, pids: serverPIDs, timeout: timeout)
         let figures: Figures
         switch scenario {
         case "idle":
@@ -80,7 +86,7 @@ struct ChorusBench: ParsableCommand {
             throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins or stalled")
         }
         let transport = plainWebsocket ? " (WebSocket, no TLS)" : websocket ? " (WebSocket)" : tls ? " (TLS)" : ""
-        figures.print(title: "\(scenario)\(transport) against pid \(serverPID)")
+        figures.print(title: "\(scenario)\(transport) against pid \(serverPIDs.map(String.init).joined(separator: ", "))")
     }
 
     func raiseFileLimit() {
@@ -107,10 +113,7 @@ struct Spawn {
         plainPort = 4 * Int.random(in: 5000..<8000)
         data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
         do {
-            // A schema of its own, so that no run finds an earlier run's accounts.
-            let schema = "bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-            let url = store.map { $0 + ($0.contains("?") ? "&" : "?") + "schema=" + schema }
-            process = try Self.start(path, plain: plainPort, data: data.path, store: url,
+            process = try Self.start(path, plain: plainPort, data: data.path, store: store,
                                      keepingSendQueue: keepingSendQueue)
         } catch {
             try? FileManager.default.removeItem(at: data)

@@ -7,16 +7,18 @@ import NIOSSL
 final class Bench: @unchecked Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     var loop: EventLoop { group.next() }
-    let port: Int
+    /// Each node's port; the connections are spread over them by their number.
+    let ports: [Int]
+    var port: Int { ports[0] }
     let transport: Transport
     let server: ServerProcess
     let deadline: Date
     /// What the running scenario has done so far, for the message when a wait times out.
     var progress: () -> String = { "" }
 
-    init(port: Int, tls: Bool, webSocket: Bool, pid: Int32, timeout: Double) throws {
-        self.port = port
-        self.server = ServerProcess(pid: pid)
+    init(ports: [Int], tls: Bool, webSocket: Bool, pids: [Int32], timeout: Double) throws {
+        self.ports = ports
+        self.server = ServerProcess(pids: pids)
         self.deadline = Date().addingTimeInterval(timeout)
         var context: NIOSSLContext?
         if tls {
@@ -36,6 +38,10 @@ final class Bench: @unchecked Sendable {
     }
 
     func on<T>(_ body: @escaping () -> T) -> T { try! loop.submit(body).wait() }
+
+    /// The port connection `id` uses: node `id % nodes`.
+    func port(for id: Int) -> Int { ports[id % ports.count] }
+    var nodes: Int { ports.count }
 
     /// Calls `send` `perSecond` times a second, on a 1 ms tick of the generator's loop, while `more()`.
     func pace(perSecond: Double, more: @escaping () -> Bool, send: @escaping () -> Void) {
@@ -133,6 +139,9 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
     var joined = 0
     var deliveries = 0
     var latencies = Latencies()
+    /// Deliveries to a member on another node than the sender's (with several nodes).
+    var crossNode = Latencies()
+    var nodes = 1
     var sent = 0
     var completed = 0
     var remaining: [Int] = []   // per message slot: receipts still expected
@@ -156,7 +165,10 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
                 if second { stamp = stamp * 10 + UInt64(b - 48) } else { seq = seq * 10 + Int(b - 48) }
             }
             deliveries += 1
-            latencies.add(nanos: now() &- stamp)
+            let took = now() &- stamp
+            latencies.add(nanos: took)
+            // Connection n is on node n % nodes; message seq was sent by connection seq % senders.
+            if nodes > 1 && (seq % senders) % nodes != c.id % nodes { crossNode.add(nanos: took) }
             let slot = seq % remaining.count
             remaining[slot] -= 1
             if remaining[slot] == 0 {
@@ -179,8 +191,9 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
     }
 
     func run(_ bench: Bench, messages: Int, rate: Double?) throws -> Figures {
+        nodes = bench.nodes
         for i in 0..<members {
-            let c = try BenchConnection.connect(id: i, nick: "fan\(i)", port: bench.port, transport: bench.transport, group: bench.group, sink: self).wait()
+            let c = try BenchConnection.connect(id: i, nick: "fan\(i)", port: bench.port(for: i), transport: bench.transport, group: bench.group, sink: self).wait()
             bench.on { self.connections.append(c); c.register() }
             if i % 100 == 99 { try bench.wait("joins") { self.joined >= i - 50 } }
         }
@@ -199,7 +212,7 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         try bench.wait("deliveries") { self.completed >= messages }
         let seconds = Double(now() - start) / 1e9
         let cpu1 = bench.server.cpuTime()
-        let (count, lat) = bench.on { (self.deliveries, self.latencies) }
+        let (count, lat, cross) = bench.on { (self.deliveries, self.latencies, self.crossNode) }
         var f = Figures()
         f.add("members", Double(members), "", digits: 0)
         f.add("messages", Double(messages), "", digits: 0)
@@ -207,6 +220,11 @@ final class FanoutScenario: LineSink, @unchecked Sendable {
         f.add("deliveries per second", Double(count) / seconds, "/s", digits: 0)
         f.add("latency p50", lat.percentile(0.5), "ms", digits: 3)
         f.add("latency p99", lat.percentile(0.99), "ms", digits: 3)
+        if nodes > 1 {
+            f.add("nodes", Double(nodes), "", digits: 0)
+            f.add("cross-node latency p50", cross.percentile(0.5), "ms", digits: 3)
+            f.add("cross-node latency p99", cross.percentile(0.99), "ms", digits: 3)
+        }
         f.addCPU("server CPU per 1M deliveries", cpu1 - cpu0, per: Double(count), scale: 1e6, "CPU-s")
         for c in connections { c.channel?.close(promise: nil) }
         return f
