@@ -113,6 +113,9 @@ public protocol SharedPresence: Sendable {
     func publish(_ record: PresenceRecord) throws -> Bool
     /// The connection is gone, for `reason`.
     func withdraw(connection: String, reason: String) throws
+    /// Every connection of this process but `keeping` is gone: after changes that may not have
+    /// been written.
+    func withdrawOthers(keeping: [String], reason: String) throws
     /// Takes this process's lease, and returns the connections of the other live processes and the
     /// position in the log they are as of.
     func join() throws -> (records: [PresenceRecord], position: Int64)

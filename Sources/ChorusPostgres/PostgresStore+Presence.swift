@@ -59,6 +59,15 @@ extension PostgresStore: SharedPresence {
         }
     }
 
+    public func withdrawOthers(keeping: [String], reason: String) throws {
+        try db.write { link in
+            try Self.takeLog(link, node: node)
+            // Connection ids are `node#number`: no commas.
+            try Self.markGone(link, "node = ? AND NOT gone AND connection <> ALL(string_to_array(?, ','))",
+                              [node, keeping.joined(separator: ",")], reason: reason)
+        }
+    }
+
     public func join() throws -> (records: [PresenceRecord], position: Int64) {
         try db.write { link in
             // The lock keeps writers out while the records and the position are read together.

@@ -110,6 +110,9 @@ public final class IRCServer: @unchecked Sendable {
     /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
     var published: [ObjectIdentifier: PresenceRecord] = [:]
     var heartbeatTask: RepeatedTask?
+    /// A change of presence could not be written: the store's view of this process's users is
+    /// written again once it answers (`IRCServer+Cluster`).
+    var presenceUnsure = false
     var dueWatch: RepeatedTask?
 
     public init(config: ServerConfig, store: any ChorusStorage,

@@ -109,6 +109,33 @@ final class ClusterPresenceTests: XCTestCase {
         XCTAssertEqual(try late.expect(command: "332").params.last, "Ben runs the rota")
     }
 
+    func testWhatCouldNotBeWrittenWhileTheDatabaseWasAwayIsWrittenOnceItIsBack() throws {
+        let shared = "cluster-\(UUID().uuidString)"
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let a = try TestServer(sharing: shared), b = try TestServer(sharing: shared)
+        let ann = try a.connect()
+        try ann.register("ann")
+        try ann.join("#x")
+        let ben = try b.connect()
+        try ben.register("ben")
+        try waitUntil(ben, sees: "ann", in: "#x")
+        // The presence table is away (as when the database is): ann's PART reaches no one else.
+        try TestStore.renameTable("presence", to: "presence_away", folder: shared)
+        ann.send("PART #x")
+        try ann.expect(command: "PART")
+        usleep(300_000)
+        try TestStore.renameTable("presence_away", to: "presence", folder: shared)
+        // Once it is back, node A writes its users again (at its next lease renewal, 2 s).
+        var gone = false
+        for _ in 0..<60 where !gone {
+            ben.send("NAMES #x")
+            let names = try ben.collect { $0.command == "366" }.filter { $0.command == "353" }
+            gone = !names.contains { $0.params.last?.split(separator: " ").contains { $0.hasSuffix("ann") } == true }
+            if !gone { usleep(100_000) }
+        }
+        XCTAssertTrue(gone, "ann's PART never reached node B")
+    }
+
     func testANickIsTakenOnceAcrossNodes() throws {
         let n = try nodes(2)
         let cat = try n[0].connect()

@@ -50,8 +50,9 @@ extension IRCServer {
         workspace.write("leaving the cluster") { try Self.shared($0, presence).leave(reason: reason) }
     }
 
-    /// Renews the lease, and gives up the processes whose lease lapsed. A lease this process had
-    /// let lapse (a long pause, the database away) is taken again, and its users published anew.
+    /// Renews the lease, and gives up the processes whose lease lapsed. When this process's own
+    /// lease had lapsed (a long pause, the database away), or a change of its users could not be
+    /// written, what the others know of its users is written again from what is here.
     private func renewLease(_ presence: any SharedPresence) {
         background { () -> Bool in
             let renewed = try presence.heartbeat()
@@ -60,19 +61,33 @@ extension IRCServer {
             return renewed
         }.whenComplete { result in
             switch result {
-            case .success(true): break
-            case .success(false):
-                self.logger.warning("this process's lease had lapsed: publishing its users again")
-                for client in self.registry.nicks.values where !client.closing {
-                    self.published[ObjectIdentifier(client)] = nil
-                    self.claimPresence(of: client).whenSuccess { claimed in
-                        if !claimed { self.disconnect(client, reason: "Nick collision: \(client.nick) was taken meanwhile") }
-                    }
-                }
+            case .success(let renewed):
+                if !renewed { self.logger.warning("this process's lease had lapsed: publishing its users again") }
+                if !renewed || self.presenceUnsure { self.publishAgain(presence) }
             case .failure(let error):
                 self.logger.warning("cannot renew this process's lease", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// Publishes every user here again, and withdraws what the store holds of this process besides
+    /// them (connections whose going could not be written). A nick another process took meanwhile
+    /// is that process's: the user here is disconnected.
+    private func publishAgain(_ presence: any SharedPresence) {
+        presenceUnsure = false
+        var keeping: [String] = []
+        for client in registry.nicks.values where !client.closing {
+            published[ObjectIdentifier(client)] = nil
+            if let record = presenceRecord(of: client) { keeping.append(record.connection) }
+            claimPresence(of: client).whenComplete { result in
+                switch result {
+                case .success(true): break
+                case .success(false): self.disconnect(client, reason: "Nick collision: \(client.nick) was taken meanwhile")
+                case .failure: self.presenceUnsure = true
+                }
+            }
+        }
+        persist("presence of this process") { try Self.shared($0, presence).withdrawOthers(keeping: keeping, reason: "Server lost") }
     }
 
     // MARK: This process's users, for the others
@@ -128,14 +143,24 @@ extension IRCServer {
         published[ObjectIdentifier(client)] = record
         flushHistory()
         let changed = record
-        persist("presence of \(client.nick)") { _ = try Self.shared($0, presence).publish(changed) }
+        writePresence(of: client) { _ = try Self.shared($0, presence).publish(changed) }
     }
 
     /// The connection is gone: for the other processes too.
     func withdrawPresence(of client: Client, reason: String) {
         guard let presence = sharedPresence, let record = published.removeValue(forKey: ObjectIdentifier(client)) else { return }
         flushHistory()
-        persist("presence of \(client.nick)") { try Self.shared($0, presence).withdraw(connection: record.connection, reason: reason) }
+        writePresence(of: client) { try Self.shared($0, presence).withdraw(connection: record.connection, reason: reason) }
+    }
+
+    /// A change of a user's presence, in order with the lines. One that cannot be written (the
+    /// database away) leaves the store unsure: the next renewed lease writes everything again.
+    private func writePresence(of client: Client, _ work: @escaping @Sendable (any ChorusStorage) throws -> Void) {
+        let loop = self.loop
+        workspace.write("presence of \(client.nick)", work, done: { result in
+            guard case .failure = result else { return }
+            loop.execute { self.presenceUnsure = true }
+        })
     }
 
     /// The writer's handle (a batch's transaction) as the shared store: a write through the store

@@ -86,40 +86,53 @@ extension IRCServer {
             reply.numeric(.noSuchNick, nick, "No such nick")
             return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")
         }
-        reply.numeric(.whoisUser, other.nick, other.user, other.host, "*", other.realname)
         let visible = other.rooms
             .filter { !$0.room.modes.secret || $0.contains(client) }
             .sorted { $0.key < $1.key }
             .map { $0.prefix(of: other, multiPrefix: false) + $0.name }
-        if !visible.isEmpty { reply.numeric(.whoisChannels, other.nick, visible.joined(separator: " ")) }
-        reply.numeric(.whoisServer, other.nick, name, config.network)
-        if other.isOper { reply.numeric(.whoisOperator, other.nick, "is an IRC operator") }
-        if let away = other.away { reply.numeric(.away, other.nick, away) }
-        if let account = other.accountName { reply.numeric(.whoisAccount, other.nick, account, "is logged in as") }
-        if other.isTLS { reply.numeric(.whoisSecure, other.nick, "is using a secure connection") }
-        if other.isBot { reply.numeric(.whoisBot, other.nick, "is a bot") }
-        if client.isOper || other === client { reply.numeric(.whoisActually, other.nick, other.ip, "Actual host") }
-        reply.numeric(.whoisIdle, other.nick, String(Int(now().timeIntervalSince(other.lastSpokeAt))),
-                      String(Int(other.connectedAt.timeIntervalSince1970)), "seconds idle, signon time")
-        reply.numeric(.endOfWhois, other.nick, "End of /WHOIS list")
+        sendWhois(Whois(nick: other.nick, user: other.user, host: other.host, realname: other.realname, rooms: visible,
+                        isOper: other.isOper, isBot: other.isBot, isTLS: other.isTLS, away: other.away, account: other.accountName,
+                        ip: client.isOper || other === client ? other.ip : nil,
+                        idle: Int(now().timeIntervalSince(other.lastSpokeAt)), signon: other.connectedAt), to: reply)
     }
 
-    /// WHOIS of a user connected to another process: what its record tells.
+    /// WHOIS of a user connected to another process: what its record tells (neither its address
+    /// nor whether it came by TLS, and no idle time).
     private func whois(_ other: PresenceRecord, for reply: Reply) {
-        let client = reply.client
-        reply.numeric(.whoisUser, other.nick, other.user, other.host, "*", other.realname)
         let visible = other.rooms.keys.sorted().compactMap { key -> String? in
-            guard let room = rooms[key], !room.room.modes.secret || room.contains(client) else { return nil }
+            guard let room = rooms[key], !room.room.modes.secret || room.contains(reply.client) else { return nil }
             return other.prefix(in: key, multiPrefix: false) + room.name
         }
-        if !visible.isEmpty { reply.numeric(.whoisChannels, other.nick, visible.joined(separator: " ")) }
-        reply.numeric(.whoisServer, other.nick, name, config.network)
-        if other.isOper { reply.numeric(.whoisOperator, other.nick, "is an IRC operator") }
-        if let away = other.away { reply.numeric(.away, other.nick, away) }
-        if let account = other.account { reply.numeric(.whoisAccount, other.nick, account, "is logged in as") }
-        if other.isBot { reply.numeric(.whoisBot, other.nick, "is a bot") }
-        reply.numeric(.whoisIdle, other.nick, "0", String(Int(other.since.timeIntervalSince1970)), "seconds idle, signon time")
-        reply.numeric(.endOfWhois, other.nick, "End of /WHOIS list")
+        sendWhois(Whois(nick: other.nick, user: other.user, host: other.host, realname: other.realname, rooms: visible,
+                        isOper: other.isOper, isBot: other.isBot, isTLS: false, away: other.away, account: other.account,
+                        ip: nil, idle: 0, signon: other.since), to: reply)
+    }
+
+    /// What WHOIS tells of a user, here or on another process.
+    private struct Whois {
+        var nick, user, host, realname: String
+        /// The rooms the asker may see, with the user's status prefix.
+        var rooms: [String]
+        var isOper, isBot, isTLS: Bool
+        var away, account: String?
+        /// Shown to operators and the user themselves only.
+        var ip: String?
+        var idle: Int
+        var signon: Date
+    }
+
+    private func sendWhois(_ w: Whois, to reply: Reply) {
+        reply.numeric(.whoisUser, w.nick, w.user, w.host, "*", w.realname)
+        if !w.rooms.isEmpty { reply.numeric(.whoisChannels, w.nick, w.rooms.joined(separator: " ")) }
+        reply.numeric(.whoisServer, w.nick, name, config.network)
+        if w.isOper { reply.numeric(.whoisOperator, w.nick, "is an IRC operator") }
+        if let away = w.away { reply.numeric(.away, w.nick, away) }
+        if let account = w.account { reply.numeric(.whoisAccount, w.nick, account, "is logged in as") }
+        if w.isTLS { reply.numeric(.whoisSecure, w.nick, "is using a secure connection") }
+        if w.isBot { reply.numeric(.whoisBot, w.nick, "is a bot") }
+        if let ip = w.ip { reply.numeric(.whoisActually, w.nick, ip, "Actual host") }
+        reply.numeric(.whoisIdle, w.nick, String(w.idle), String(Int(w.signon.timeIntervalSince1970)), "seconds idle, signon time")
+        reply.numeric(.endOfWhois, w.nick, "End of /WHOIS list")
     }
 
     // WHOWAS <nick> [<count>]
