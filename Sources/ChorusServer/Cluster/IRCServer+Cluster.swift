@@ -87,7 +87,8 @@ extension IRCServer {
                 }
             }
         }
-        persist("presence of this process") { try Self.shared($0, presence).withdrawOthers(keeping: keeping, reason: "Server lost") }
+        let here = keeping
+        persist("presence of this process") { try Self.shared($0, presence).withdrawOthers(keeping: here, reason: "Server lost") }
     }
 
     // MARK: This process's users, for the others
