@@ -34,7 +34,9 @@ final class Client {
 
     let server: IRCServer
     let id: Int
-    let ip: String
+    /// The client's address: the socket's peer, or the one a trusted balancer's PROXY header names
+    /// (set before the connection becomes active).
+    var ip: String
     let connectedAt: Date
     var lastSpokeAt: Date
     /// Time of the last line read (liveness); `lastSpokeAt`, of the last PRIVMSG/NOTICE (WHOIS idle).

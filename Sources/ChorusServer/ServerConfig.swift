@@ -1,5 +1,6 @@
 import ChorusCore
 import Foundation
+import NIOCore
 
 /// Everything an operator can set. Defaults are what `chorusd` runs with when given nothing.
 public struct ServerConfig: Sendable {
@@ -40,6 +41,10 @@ public struct ServerConfig: Sendable {
     /// Pages of other origins (`https://chat.example.org`) whose scripts may open `/socket`; a page
     /// of the server's own origin always may. `*` lets any page.
     public var webOrigins: [String] = []
+    /// Balancers (HAProxy with `send-proxy` or `send-proxy-v2`) whose connections to the IRC
+    /// listeners begin with a PROXY protocol header naming the client's address; the header is
+    /// required from them, and read from no one else.
+    public var proxyFrom: Set<String> = []
     /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
     /// nil: `https://<name>:<web port>`.
     public var webURL: String?
@@ -178,6 +183,13 @@ extension ServerConfig {
             case "web": web = try listener()
             case "web-plain": webPlain = try listener()
             case "web-origin": webOrigins.append(value)
+            case "proxy-from":
+                for address in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+                    guard let parsed = try? SocketAddress(ipAddress: address, port: 0) else {
+                        throw ConfigError("\(path):\(number + 1): proxy-from takes IP addresses (\(address) is not one)")
+                    }
+                    proxyFrom.insert(IRCServer.text(of: parsed))
+                }
             case "max-database-size":
                 let digits = value.hasSuffix("M") || value.hasSuffix("m") ? String(value.dropLast()) : value
                 guard let mib = Int(digits), mib > 0 else {
