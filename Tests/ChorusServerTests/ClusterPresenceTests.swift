@@ -206,6 +206,17 @@ final class ClusterNodeLossTests: XCTestCase {
         // Acknowledged on node B: stored.
         bob.send("PRIVMSG #den :!job add Mend the gate")
         try bob.expect("the job made") { $0.params.last?.contains("created job 1") == true }
+        // Under load: node B is killed while commands are still coming; every one it acknowledged
+        // must be in the database.
+        for n in 1...60 { bob.send("PRIVMSG #den :!job add Task \(n)") }
+        var acknowledged: [(id: Int64, title: String)] = []
+        for line in bob.drain(for: 0.15) {
+            guard let text = line.params.last, let made = text.range(of: "created job ") else { continue }
+            let rest = text[made.upperBound...]
+            guard let id = Int64(rest.prefix { $0.isNumber }), let open = rest.firstIndex(of: "“"),
+                  let close = rest.firstIndex(of: "”") else { continue }
+            acknowledged.append((id, String(rest[rest.index(after: open)..<close])))
+        }
 
         kill(b.processIdentifier, SIGKILL)
         let killedAt = Date()
@@ -215,10 +226,15 @@ final class ClusterNodeLossTests: XCTestCase {
         XCTAssertEqual(quit.source?.hasPrefix("bob!"), true)
         XCTAssertEqual(quit.params, ["Server lost"])
 
-        // bob's nick is free again, and the job node B acknowledged is there.
-        let again = try a.connect(as: "bob")
-        again.send("PRIVMSG #den :!jobs")
-        try again.expect("the job node B made") { $0.command == "NOTICE" && $0.params.last?.contains("Mend the gate") == true }
+        // bob's nick is free again (he registers with it on node A), and the jobs node B
+        // acknowledged are there.
+        _ = try a.connect(as: "bob")
+        XCTAssertFalse(acknowledged.isEmpty, "node B acknowledged nothing before it was killed")
+        let store = try TestStore.at(folder: shared)
+        defer { store.close() }
+        for (id, title) in [(Int64(1), "Mend the gate")] + acknowledged {
+            XCTAssertEqual(try store.job(id)?.title, title, "job \(id) was acknowledged and is not stored")
+        }
     }
 
     /// A port nothing listens on now.
