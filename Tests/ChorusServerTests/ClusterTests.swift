@@ -1,3 +1,4 @@
+import ChorusServer
 import ChorusTestSupport
 import Foundation
 import XCTest
@@ -61,5 +62,37 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(line.params.first, "ben")
         let other = try benny.expect("the line on ben's other connection") { $0.command == "PRIVMSG" && $0.params.last == "are you in?" }
         XCTAssertEqual(other.params.first, "benny")
+    }
+
+    /// A chore's reminder comes due: whichever node takes the due work first does it, once, and
+    /// the person whose turn it is hears it on the node they are connected to.
+    func testWhatComesDueIsDoneOnceAndReachesItsPersonOnAnotherNode() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let clock = ReminderTests.Clock()
+        let shared = "cluster-\(UUID().uuidString)"
+        let configure = { (config: inout ServerConfig) in
+            config.timeZone = TimeZone(identifier: "UTC")!
+            config.reminderInterval = 2 * 3600
+        }
+        let a = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        let b = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("ben", "ben-password")
+        try b.server.reloadAccountKeys()
+        let ann = try a.connect(as: "ann")
+        try ann.join("#flat")
+        let ben = try b.connect(as: "ben")
+        ben.send("JOIN #flat")
+        try ben.expect(command: "366")
+        ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
+        try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
+
+        clock.advance(hours: 11.5)  // 20:30
+        try a.server.checkReminders()
+        try b.server.checkReminders()
+        let due = try ben.expect("the reminder node A sent") { $0.command == "NOTICE" && $0.params.first == "ben" }
+        XCTAssertTrue(due.params[1].hasPrefix("Your turn: dishes in #flat is due now"), due.params[1])
+        XCTAssertEqual(due.source?.hasPrefix("Chorus!"), true)
+        XCTAssertFalse(ben.drain(for: 1.5).contains { $0.command == "NOTICE" && $0.params.first == "ben" }, "the reminder came once")
     }
 }
