@@ -111,7 +111,9 @@ extension PostgresStore: SharedLog {
     /// wake-up for the other processes goes in the same round trip: PostgreSQL sends it at the
     /// commit (one per transaction), naming this process, whose own listener passes over it.
     static func takeLog(_ link: PostgresLink, node: String) throws {
-        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history')), pg_notify('\(linesChannel)', ?)", [node])
+        // Advisory locks are the database's: the schema's name keeps installations in one apart.
+        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history ' || current_schema())), pg_notify('\(linesChannel)', ?)",
+                         [node])
     }
 
     public func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool) {

@@ -62,7 +62,7 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
 
     public func takeDueWork() throws {
         guard let link = connection else { throw StoreError.notInTransaction }
-        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus due work'))")
+        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus due work ' || current_schema()))")
     }
 
     public func probe() throws {
