@@ -297,12 +297,7 @@ public final class IRCServer: @unchecked Sendable {
             }
             let id = IRCServer.nextConnectionID()
             let client = Client(server: self, id: id, channel: channel, isTLS: tls != nil)
-            // From a balancer that says who the client is, that is read first (before TLS).
-            if !config.proxyFrom.isEmpty, config.proxyFrom.contains(client.ip) {
-                try channel.pipeline.syncOperations.addHandler(ProxyHeaderHandler { header in
-                    if case .client(let address) = header { client.ip = address }
-                })
-            }
+            try readProxyHeader(on: channel) { client.ip = $0 }
             if let tls {
                 // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
                 try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)

@@ -138,3 +138,25 @@ final class ProxyHeaderHandler: ChannelInboundHandler, RemovableChannelHandler {
         if done { context.fireChannelInactive() }
     }
 }
+
+extension IRCServer {
+    /// A connection from a balancer named by `proxy-from` reads its PROXY header before anything
+    /// else (TLS included); `found` gets the client's address, before the connection is active.
+    func readProxyHeader(on channel: Channel, found: @escaping (String) -> Void) throws {
+        guard !config.proxyFrom.isEmpty, let peer = channel.remoteAddress, config.proxyFrom.contains(IRCServer.text(of: peer)) else { return }
+        try channel.pipeline.syncOperations.addHandler(ProxyHeaderHandler { header in
+            if case .client(let address) = header { found(address) }
+        })
+    }
+}
+
+/// The client's address a PROXY header gave, for the handlers of a web connection made after it
+/// was read (the request handler, the IRC client after a WebSocket upgrade).
+final class ProxiedAddress {
+    var address: String?
+
+    /// The address to judge a request by: the client's, or the connection's own.
+    func peer(of channel: Channel) -> SocketAddress? {
+        address.flatMap { try? SocketAddress(ipAddress: $0, port: 0) } ?? channel.remoteAddress
+    }
+}

@@ -41,9 +41,9 @@ public struct ServerConfig: Sendable {
     /// Pages of other origins (`https://chat.example.org`) whose scripts may open `/socket`; a page
     /// of the server's own origin always may. `*` lets any page.
     public var webOrigins: [String] = []
-    /// Balancers (HAProxy with `send-proxy` or `send-proxy-v2`) whose connections to the IRC
-    /// listeners begin with a PROXY protocol header naming the client's address; the header is
-    /// required from them, and read from no one else.
+    /// Balancers (HAProxy with `send-proxy` or `send-proxy-v2`) whose connections (IRC and web)
+    /// begin with a PROXY protocol header naming the client's address; the header is required from
+    /// them, and read from no one else.
     public var proxyFrom: Set<String> = []
     /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
     /// nil: `https://<name>:<web port>`.

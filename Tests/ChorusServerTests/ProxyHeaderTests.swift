@@ -77,6 +77,23 @@ final class ProxyHeaderTests: XCTestCase {
         XCTAssertTrue(bare.isClosed)
     }
 
+    func testTheWebSideJudgesRequestsByTheClientsAddress() throws {
+        let server = try TestServer { config in
+            config.webPlain = .init(host: "127.0.0.1", port: 0)
+            config.proxyFrom = ["127.0.0.1"]
+        }
+        func get(_ path: String, header: String?) throws -> [String] {
+            let c = try TestClient(port: server.webPlainPort, tls: false)
+            defer { c.close() }
+            c.sendRaw(Array(((header ?? "") + "GET \(path) HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n").utf8))
+            return c.drainRaw(for: 0.5)
+        }
+        // /metrics is for this machine only: a client the balancer speaks for is not on it.
+        XCTAssertEqual(try get("/metrics", header: "PROXY TCP4 203.0.113.9 127.0.0.1 1 8080\r\n").first, "HTTP/1.1 403 Forbidden")
+        XCTAssertEqual(try get("/metrics", header: "PROXY TCP4 127.0.0.1 127.0.0.1 1 8080\r\n").first, "HTTP/1.1 200 OK")
+        XCTAssertEqual(try get("/health", header: nil), [], "the balancer's connection without its header is closed unanswered")
+    }
+
     func testAHeaderFromAnyoneButABalancerIsNotRead() throws {
         let server = try TestServer { $0.proxyFrom = ["192.0.2.1"] }
         let c = try server.connect()

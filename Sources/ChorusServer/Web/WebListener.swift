@@ -28,6 +28,8 @@ extension IRCServer {
         guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
         try options.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
         let id = IRCServer.nextConnectionID()
+        let proxied = ProxiedAddress()
+        try readProxyHeader(on: channel) { proxied.address = $0 }
         if let tls {
             try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
             try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
@@ -38,7 +40,7 @@ extension IRCServer {
             try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
         }
         try channel.pipeline.syncOperations.addHandler(WriteCoalescer(limit: config.sendQueueBytes))
-        let requests = WebRequests(server: self)
+        let requests = WebRequests(server: self, proxied: proxied)
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: Limits.maxInputLine,
             automaticErrorHandling: true,
@@ -51,7 +53,9 @@ extension IRCServer {
                     let pipeline = channel.pipeline.syncOperations
                     try pipeline.removeHandler(requests).whenFailure { _ in }
                     try pipeline.addHandler(WebSocketLines(mode: mode, maxMessage: Limits.maxInputLine))
-                    try pipeline.addHandler(Client(server: self, id: id, channel: channel, isTLS: true))
+                    let client = Client(server: self, id: id, channel: channel, isTLS: true)
+                    if let address = proxied.address { client.ip = address }
+                    try pipeline.addHandler(client)
                 }
             })
         try channel.pipeline.syncOperations.configureHTTPServerPipeline(

@@ -34,12 +34,14 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
     static let idleTimeout = TimeAmount.seconds(30)
 
     private let server: IRCServer
+    private let proxied: ProxiedAddress
     private var head: HTTPRequestHead?
     private var bodyBytes = 0
     private var idle: Scheduled<Void>?
 
-    init(server: IRCServer) {
+    init(server: IRCServer, proxied: ProxiedAddress) {
         self.server = server
+        self.proxied = proxied
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -102,7 +104,7 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
             return respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        server.webResponse(to: request, from: context.channel.remoteAddress).whenComplete { result in
+        server.webResponse(to: request, from: proxied.peer(of: context.channel)).whenComplete { result in
             let (handler, context) = loopBound.value
             let response = (try? result.get()) ?? .text(.internalServerError, "Something went wrong; it is logged.")
             handler.respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
