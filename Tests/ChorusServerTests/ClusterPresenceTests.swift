@@ -109,6 +109,29 @@ final class ClusterPresenceTests: XCTestCase {
         XCTAssertEqual(try late.expect(command: "332").params.last, "Ben runs the rota")
     }
 
+    func testAManagerInvitesAndKicksAMemberConnectedToAnotherNode() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        let ann = try n[0].connect(as: "ann")
+        try ann.join("#ops")
+        let ben = try n[1].connect(as: "ben")
+        try waitUntil(ben, sees: "ann", in: "#ops")
+
+        ann.send("INVITE ben #ops")
+        // ben's node puts him in the room once the membership is stored; ann sees him come in.
+        XCTAssertEqual(try ben.expect(command: "JOIN").params.first, "#ops")
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+
+        ann.send("KICK #ops ben :not today")
+        let kick = try ben.expect(command: "KICK")
+        XCTAssertEqual(kick.params, ["#ops", "ben", "Removed from #ops"])
+        let part = try ann.expect("ben leaving, from node B") { $0.command == "PART" && $0.source?.hasPrefix("ben!") == true }
+        XCTAssertEqual(part.params, ["#ops", "Removed from #ops"])
+        ann.send("NAMES #ops")
+        XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann")
+    }
+
     func testWhatCouldNotBeWrittenWhileTheDatabaseWasAwayIsWrittenOnceItIsBack() throws {
         let shared = "cluster-\(UUID().uuidString)"
         try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")

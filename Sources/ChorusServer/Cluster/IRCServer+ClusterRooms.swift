@@ -32,9 +32,31 @@ extension IRCServer {
         settleMemberships(of: room, to: stored.memberships)
     }
 
-    /// The room's memberships as stored: the members here get the status their role now gives.
+    /// The room's memberships as stored: the members here get the status their role now gives;
+    /// an account made a member elsewhere (INVITE, `!room add`) comes into the room with its
+    /// connections here, and one taken out (KICK, `!room remove`) leaves it.
     private func settleMemberships(of room: LiveRoom, to stored: [Membership]) {
+        let before = room.memberships
         room.memberships = Dictionary(stored.map { ($0.account, $0) }, uniquingKeysWith: { _, last in last })
+        for (key, membership) in room.memberships where before[key] == nil {
+            for client in registry.connections(ofAccount: key) where !room.contains(client) && !client.closing {
+                var status: LiveRoom.Status = []
+                if membership.role == .manager { status.insert(.op) }
+                if membership.voiced { status.insert(.voice) }
+                let reply = Reply(client: client, server: self, command: "JOIN", label: nil)
+                enter(room, client, status: status, reply: reply)
+                reply.finish()
+            }
+        }
+        for key in before.keys where room.memberships[key] == nil {
+            for client in registry.connections(ofAccount: key) where room.contains(client) {
+                let reason = "Removed from \(room.name)"
+                broadcast(Outgoing(Message(source: name, "KICK", [room.name, client.nick, reason]), time: now()), to: room.members)
+                room.remove(client)
+                client.rooms.removeAll { $0 === room }
+                presenceChanged(client, note: reason)
+            }
+        }
         for client in room.members {
             guard let account = client.account?.key, let membership = room.memberships[account] else { continue }
             let before = room.status(of: client) ?? []

@@ -379,11 +379,26 @@ extension IRCServer {
             guard room.contains(client) else { reply.numeric(.notOnChannel, room.name, "You're not in that room"); continue }
             guard room.isOp(client) else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick"); continue }
             guard let target = registry.client(nick: nick), room.contains(target) else {
-                reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
+                if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
+                    kickElsewhere(elsewhere, from: room, by: client, reply: reply)
+                } else {
+                    reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
+                }
                 continue
             }
             leave(room, target, verb: "KICK", reason: reason, by: client, reply: reply)
         }
+    }
+
+    /// KICK of someone connected to another process: a member's membership ends, by the room's
+    /// rules, and their process takes them out of the room when it reads that. A guest there
+    /// has no membership to end.
+    private func kickElsewhere(_ user: PresenceRecord, from room: LiveRoom, by client: Client, reply: Reply) {
+        guard let account = user.account else {
+            return reply.numeric(.userNotInChannel, user.nick, room.name,
+                                 "\(user.nick) is a guest connected to another server process: only a member can be removed from here")
+        }
+        workspace.run(MembershipChange.leave(account, room: room.key, by: client.account?.name ?? client.nick))
     }
 
     /// INVITE of an account that is not connected, through the room's rules (`MembershipChange.add`).
@@ -414,11 +429,11 @@ extension IRCServer {
     func handleInvite(_ reply: Reply, _ m: Message) {
         let client = reply.client
         guard let target = registry.client(nick: m.params[0]) else {
-            // An account nobody is connected as: a manager makes it a member, and it finds the
-            // room at its next login.
+            // An account nobody is connected as here: a manager makes it a member, and it finds
+            // the room at its next login, or at once on the process it is connected to.
             if let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client), let manager = reply.client.account?.name,
                Names.isValidNick(m.params[0]) {
-                return invite(account: m.params[0], to: room, by: manager, reply: reply)
+                return invite(account: remote.user(nick: m.params[0])?.account ?? m.params[0], to: room, by: manager, reply: reply)
             }
             return reply.numeric(.noSuchNick, m.params[0], "No such nick")
         }
