@@ -79,7 +79,8 @@ final class ClusterPresenceTests: XCTestCase {
         XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann", "ben is gone from the list")
     }
 
-    func testATopicModesAndRolesSetOnOneNodeHoldOnTheOthers() throws {
+    /// Two nodes; ann logged in on node A and managing #ops, ben logged in on node B, who knows her there.
+    private func annInOpsAndBenElsewhere() throws -> (nodes: [TestServer], ann: TestClient, ben: TestClient) {
         let n = try nodes(2)
         try n[0].addAccount("ann", "ann-password")
         try n[0].addAccount("ben", "ben-password")
@@ -87,6 +88,11 @@ final class ClusterPresenceTests: XCTestCase {
         try ann.join("#ops")
         let ben = try n[1].connect(as: "ben")
         try waitUntil(ben, sees: "ann", in: "#ops")
+        return (n, ann, ben)
+    }
+
+    func testATopicModesAndRolesSetOnOneNodeHoldOnTheOthers() throws {
+        let (n, ann, ben) = try annInOpsAndBenElsewhere()
         try ben.join("#ops")
         try ann.expect("ben's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
 
@@ -110,13 +116,8 @@ final class ClusterPresenceTests: XCTestCase {
     }
 
     func testAManagerInvitesAndKicksAMemberConnectedToAnotherNode() throws {
-        let n = try nodes(2)
-        try n[0].addAccount("ann", "ann-password")
-        try n[0].addAccount("ben", "ben-password")
-        let ann = try n[0].connect(as: "ann")
-        try ann.join("#ops")
-        let ben = try n[1].connect(as: "ben")
-        try waitUntil(ben, sees: "ann", in: "#ops")
+        let (n, ann, ben) = try annInOpsAndBenElsewhere()
+        defer { withExtendedLifetime(n) {} }  // the servers run to the end of the test
 
         ann.send("INVITE ben #ops")
         // ben's node puts him in the room once the membership is stored; ann sees him come in.
