@@ -26,6 +26,33 @@ final class LiveRoom {
         let rawValue: UInt8
         static let op = Status(rawValue: 1)
         static let voice = Status(rawValue: 2)
+
+        init(rawValue: UInt8) { self.rawValue = rawValue }
+
+        /// What a membership gives: a manager is an operator; voiced is voiced.
+        init(_ membership: Membership) {
+            self = []
+            if membership.role == .manager { insert(.op) }
+            if membership.voiced { insert(.voice) }
+        }
+
+        /// From its mode letters (`o`, `v`, `ov`), as presence records keep it.
+        init(letters: String) {
+            self = []
+            if letters.contains("o") { insert(.op) }
+            if letters.contains("v") { insert(.voice) }
+        }
+
+        /// Its mode letters: `o`, `v`, `ov` or empty.
+        var letters: String { (contains(.op) ? "o" : "") + (contains(.voice) ? "v" : "") }
+
+        /// `@`, `+`, `@+` (multi-prefix) or empty.
+        func prefix(multiPrefix: Bool) -> String {
+            var p = ""
+            if contains(.op) { p += "@" }
+            if contains(.voice) && (multiPrefix || p.isEmpty) { p += "+" }
+            return p
+        }
     }
 
     init(room: Room) {
@@ -73,11 +100,7 @@ final class LiveRoom {
 
     /// `@`, `+`, `@+` (multi-prefix) or empty.
     func prefix(of client: Client, multiPrefix: Bool) -> String {
-        guard let s = status(of: client) else { return "" }
-        var p = ""
-        if s.contains(.op) { p += "@" }
-        if s.contains(.voice) && (multiPrefix || p.isEmpty) { p += "+" }
-        return p
+        status(of: client)?.prefix(multiPrefix: multiPrefix) ?? ""
     }
 
     func isBanned(_ client: Client) -> Bool {

@@ -101,10 +101,7 @@ extension IRCServer {
         if client.isOper { modes += "o" }
         if client.isBot { modes += "B" }
         var rooms: [String: String] = [:]
-        for room in client.rooms {
-            let status = room.status(of: client) ?? []
-            rooms[room.key] = (status.contains(.op) ? "o" : "") + (status.contains(.voice) ? "v" : "")
-        }
+        for room in client.rooms { rooms[room.key] = (room.status(of: client) ?? []).letters }
         let nick = nick ?? client.nick
         return PresenceRecord(connection: "\(presence.node)#\(client.id)", node: presence.node, nick: nick, nickKey: Names.fold(nick),
                               user: client.user, host: client.host, realname: client.realname, account: client.accountName,
@@ -242,10 +239,7 @@ extension IRCServer {
         }
         for (key, status) in new.rooms.sorted(by: { $0.key < $1.key }) {
             guard let before = old.rooms[key], before != status, let room = rooms[key] else { continue }
-            if let change = Self.modeChange(from: before, to: status) {
-                let nicks = Array(repeating: new.nick, count: change.filter(\.isLetter).count)
-                broadcast(line(name, "MODE", [room.name, change] + nicks), to: room.members)
-            }
+            tellStatusChange(of: new.nick, in: room, from: before, to: status)
         }
         let peers = localMembers(of: Set(new.rooms.keys))
         if old.away != new.away {
@@ -265,6 +259,14 @@ extension IRCServer {
         let quit = Outgoing(Message(source: old.prefix, "QUIT", [reason]), time: now(), account: old.account)
         broadcast(quit, to: localMembers(of: Set(old.rooms.keys)))
         remoteOffline(nick: old.nick, key: old.nickKey)
+    }
+
+    /// The server's MODE line to the room's members here when someone's status in it changed
+    /// (`+o nick`, `-v+o nick nick`); statuses as their letters (`o`, `v`, `ov`, empty).
+    func tellStatusChange(of nick: String, in room: LiveRoom, from before: String, to after: String) {
+        guard let change = Self.modeChange(from: before, to: after) else { return }
+        let nicks = Array(repeating: nick, count: change.filter(\.isLetter).count)
+        broadcast(Outgoing(Message(source: name, "MODE", [room.name, change] + nicks), time: now()), to: room.members)
     }
 
     /// `+o`, `-v+o` and the like between two status texts (`o`, `v`, `ov`, empty).

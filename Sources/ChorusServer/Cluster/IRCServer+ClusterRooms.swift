@@ -40,11 +40,8 @@ extension IRCServer {
         room.memberships = Dictionary(stored.map { ($0.account, $0) }, uniquingKeysWith: { _, last in last })
         for (key, membership) in room.memberships where before[key] == nil {
             for client in registry.connections(ofAccount: key) where !room.contains(client) && !client.closing {
-                var status: LiveRoom.Status = []
-                if membership.role == .manager { status.insert(.op) }
-                if membership.voiced { status.insert(.voice) }
                 let reply = Reply(client: client, server: self, command: "JOIN", label: nil)
-                enter(room, client, status: status, reply: reply)
+                enter(room, client, status: LiveRoom.Status(membership), reply: reply)
                 reply.finish()
             }
         }
@@ -59,18 +56,11 @@ extension IRCServer {
         }
         for client in room.members {
             guard let account = client.account?.key, let membership = room.memberships[account] else { continue }
-            let before = room.status(of: client) ?? []
-            var after: LiveRoom.Status = []
-            if membership.role == .manager { after.insert(.op) }
-            if membership.voiced { after.insert(.voice) }
+            let before = room.status(of: client) ?? [], after = LiveRoom.Status(membership)
             guard after != before else { continue }
             room.setStatus(client, after)
             presenceChanged(client)
-            let letters = { (s: LiveRoom.Status) in (s.contains(.op) ? "o" : "") + (s.contains(.voice) ? "v" : "") }
-            if let change = Self.modeChange(from: letters(before), to: letters(after)) {
-                let nicks = Array(repeating: client.nick, count: change.filter(\.isLetter).count)
-                broadcast(Outgoing(Message(source: name, "MODE", [room.name, change] + nicks), time: now()), to: room.members)
-            }
+            tellStatusChange(of: client.nick, in: room, from: before.letters, to: after.letters)
         }
     }
 

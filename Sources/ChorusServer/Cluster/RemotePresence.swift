@@ -73,10 +73,6 @@ extension PresenceRecord {
 
     /// `@`, `+`, `@+` (multi-prefix) or empty, in a room, as `LiveRoom.prefix(of:multiPrefix:)` writes it.
     func prefix(in roomKey: String, multiPrefix: Bool) -> String {
-        guard let status = rooms[roomKey] else { return "" }
-        var p = ""
-        if status.contains("o") { p += "@" }
-        if status.contains("v") && (multiPrefix || p.isEmpty) { p += "+" }
-        return p
+        rooms[roomKey].map { LiveRoom.Status(letters: $0).prefix(multiPrefix: multiPrefix) } ?? ""
     }
 }

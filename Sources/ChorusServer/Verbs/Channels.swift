@@ -45,12 +45,7 @@ extension IRCServer {
                 return reply.numeric(.channelIsFull, room.name, "Cannot join room (+l): it is full")
             }
             room.invitedNicks.remove(client.nickKey)
-            if let remembered {
-                var status: LiveRoom.Status = []
-                if remembered.role == .manager { status.insert(.op) }
-                if remembered.voiced { status.insert(.voice) }
-                return enter(room, client, status: status, reply: reply)
-            }
+            if let remembered { return enter(room, client, status: LiveRoom.Status(remembered), reply: reply) }
             // A room nobody runs goes to whoever comes in first, as an empty IRC channel would.
             let firstComer = !room.members.contains(where: { room.isOp($0) })
                 && !remote.members(of: roomKey).contains { $0.rooms[roomKey]?.contains("o") == true }
@@ -87,10 +82,7 @@ extension IRCServer {
                 return reply.fail("TEMPORARILY_UNAVAILABLE", context: [room.name],
                                   "Could not store your membership of \(room.name); nothing changed, try again", command: "JOIN")
             }
-            var status: LiveRoom.Status = []
-            if membership.role == .manager { status.insert(.op) }
-            if membership.voiced { status.insert(.voice) }
-            self.enter(room, client, status: status, reply: reply)
+            self.enter(room, client, status: LiveRoom.Status(membership), reply: reply)
         }
     }
 
@@ -156,10 +148,7 @@ extension IRCServer {
         let replay: Replay = registry.connections(ofAccount: accountKey).contains { $0 !== client } ? .none : .unseen
         for room in rooms.values.sorted(by: { $0.room.createdAt < $1.room.createdAt }) {
             guard let m = room.memberships[accountKey], !room.contains(client) else { continue }
-            var status: LiveRoom.Status = []
-            if m.role == .manager { status.insert(.op) }
-            if m.voiced { status.insert(.voice) }
-            enter(room, client, status: status, reply: reply, replay: replay)
+            enter(room, client, status: LiveRoom.Status(m), reply: reply, replay: replay)
         }
     }
 

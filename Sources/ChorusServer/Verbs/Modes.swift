@@ -194,9 +194,7 @@ extension IRCServer {
             return reply.numeric(.userNotInChannel, user.nick, room.name,
                                  "\(user.nick) is a guest connected to another server process: only a member's role can be set from here")
         }
-        var status: LiveRoom.Status = []
-        if user.rooms[room.key]?.contains("o") == true { status.insert(.op) }
-        if user.rooms[room.key]?.contains("v") == true { status.insert(.voice) }
+        var status = LiveRoom.Status(letters: user.rooms[room.key] ?? "")
         if adding { status.insert(flag) } else { status.remove(flag) }
         workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
                                             of: account, in: room.key, by: client.account?.name))
