@@ -164,12 +164,17 @@ extension PostgresStore: SharedLog {
 
     public func roomsChanged(since: Int64?) throws -> (rooms: [(room: String, changed: Int64)], now: Int64) {
         try db.read { link in
-            let now: Int64 = try link.query("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint").first?.int64(0) ?? 0
-            guard let since else { return ([], now) }
-            let rooms = try link.query("""
-                SELECT room, changed FROM room_changes WHERE changed > ? AND node IS DISTINCT FROM ? ORDER BY changed
-                """, [since, pool.node])
-                .map { (room: try $0.string(0) as String, changed: try $0.int64(0 + 1) as Int64) }
+            // The clock and the rooms in one round trip: a row even when no room changed.
+            let rows = try link.query("""
+                SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint, r.room, r.changed FROM (SELECT 1) one
+                LEFT JOIN LATERAL (SELECT room, changed FROM room_changes
+                                   WHERE changed > ? AND node IS DISTINCT FROM ? ORDER BY changed) r ON true
+                """, [since ?? Int64.max, pool.node])
+            let now: Int64 = try rows.first?.int64(0) ?? 0
+            let rooms = try rows.compactMap { row -> (room: String, changed: Int64)? in
+                guard let room: String = try row.string(1), let changed: Int64 = try row.int64(2) else { return nil }
+                return (room, changed)
+            }
             return (rooms, now)
         }
     }
