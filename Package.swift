@@ -138,6 +138,7 @@ let package = Package(
                 "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot", "ChorusTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

@@ -5,6 +5,7 @@ import ChorusIRC
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOEmbedded
 import NIOWebSocket
 import XCTest
 
@@ -56,6 +57,36 @@ final class WebTests: XCTestCase {
         client.sendRaw(Array("NICK old\r\n".utf8))
         client.sendRaw(Array("USER old 0 * :Old Client\n".utf8))
         try client.expect(command: "001")
+    }
+
+    /// The lines' frames are written by `WebSocketLines`, not NIO's encoder: NIO's decoder must read
+    /// them back as the lines, at each size where the length's form changes.
+    func testLinesFramedHereAreReadBackByNIOsDecoder() throws {
+        let sizes = [0, 1, 125, 126, 127, 0xFFFF, 0x10000]
+        var lines = ByteBuffer()
+        for (index, size) in sizes.enumerated() {
+            lines.writeRepeatingByte(UInt8(ascii: "a") + UInt8(index), count: size)
+            lines.writeString(index.isMultiple(of: 2) ? "\r\n" : "\n")
+        }
+        lines.writeString("last, without an ending")
+        var frames = ByteBuffer()
+        WebSocketLines.appendFrames(of: lines, opcode: .binary, to: &frames)
+
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 0x20000)))
+        try channel.writeInbound(frames)
+        var read: [WebSocketFrame] = []
+        while let frame = try channel.readInbound(as: WebSocketFrame.self) { read.append(frame) }
+        XCTAssertEqual(read.count, sizes.count + 1)
+        for (index, frame) in read.enumerated() {
+            XCTAssertTrue(frame.fin)
+            XCTAssertEqual(frame.opcode, .binary)
+            XCTAssertNil(frame.maskKey, "a server's frames are not masked")
+            let expected = index < sizes.count
+                ? String(repeating: Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(index))), count: sizes[index])
+                : "last, without an ending"
+            XCTAssertEqual(String(buffer: frame.data), expected, "frame \(index)")
+        }
+        XCTAssertEqual(try channel.finish().isClean, true)
     }
 
     func testAWebSocketUserAndATCPUserShareARoom() throws {

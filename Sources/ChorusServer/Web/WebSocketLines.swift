@@ -7,6 +7,14 @@ import NIOWebSocket
 /// connection: a message becomes a line ending in LF for the client's `LineFramer`, and each line the
 /// client writes becomes a frame. Whatever breaks the protocol closes the connection with the code
 /// RFC 6455 gives for it, and nothing of it reaches the client.
+///
+/// NIO's codec reads every frame and writes the control frames (ping, pong, close). The lines' own
+/// frames are written here, all of a write into one buffer, which goes past NIO's encoder: that
+/// encoder takes one `WebSocketFrame` a line and hands on two buffers for each (its header, then the
+/// line: a broadcast's shared bytes have no room in front), and those per-line trips through the
+/// pipeline made a saturated WebSocket delivery cost twice a TLS one (BENCHMARKS.md, "IRC over
+/// WebSocket"). A server's data frame is the simplest of frames: unmasked, whole, its length in
+/// one, three or nine bytes.
 final class WebSocketLines: ChannelDuplexHandler {
     typealias InboundIn = WebSocketFrame
     typealias InboundOut = ByteBuffer
@@ -41,6 +49,9 @@ final class WebSocketLines: ChannelDuplexHandler {
     /// Output since the last keep-alive check: an idle connection gets a ping frame instead.
     private var wroteSinceCheck = false
     private var keepAlive: RepeatedTask?
+    /// NIO's frame encoder's context: what is written on it goes to the handler after the encoder
+    /// (toward the socket), as the encoder's own output does.
+    private var framesOut: ChannelHandlerContext?
 
     /// Proxies commonly drop a connection quiet for 60 seconds.
     static let keepAliveInterval = TimeAmount.seconds(30)
@@ -51,6 +62,7 @@ final class WebSocketLines: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        framesOut = try? context.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         keepAlive = context.eventLoop.scheduleRepeatedTask(initialDelay: Self.keepAliveInterval, delay: Self.keepAliveInterval) { _ in
             let (handler, context) = loopBound.value
@@ -61,6 +73,7 @@ final class WebSocketLines: ChannelDuplexHandler {
     func handlerRemoved(context: ChannelHandlerContext) {
         keepAlive?.cancel()
         keepAlive = nil
+        framesOut = nil
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -127,28 +140,48 @@ final class WebSocketLines: ChannelDuplexHandler {
     // MARK: Out
 
     /// The client writes whole lines, each ending in CR LF, one or many to a buffer (often a
-    /// broadcast's bytes, shared by every member).
+    /// broadcast's bytes, shared by every member): they go on as one buffer of frames.
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        guard !closed else {
+        guard !closed, let framesOut else {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
-        var bytes = unwrapOutboundIn(data)
-        let opcode: WebSocketOpcode = mode == .binary ? .binary : .text
+        let lines = unwrapOutboundIn(data)
         wroteSinceCheck = true
-        guard bytes.readableBytes > 0 else {
+        guard lines.readableBytes > 0 else {
             promise?.succeed(())
             return
         }
-        while bytes.readableBytes > 0 {
-            let newline = bytes.readableBytesView.firstIndex(of: UInt8(ascii: "\n"))
-            var length = (newline ?? bytes.writerIndex) - bytes.readerIndex
-            let end = newline == nil ? length : length + 1
-            if length > 0 && bytes.getInteger(at: bytes.readerIndex + length - 1, as: UInt8.self) == UInt8(ascii: "\r") { length -= 1 }
-            let frame = WebSocketFrame(fin: true, opcode: opcode, data: bytes.getSlice(at: bytes.readerIndex, length: length)!)
-            bytes.moveReaderIndex(forwardBy: end)
-            // The write's promise goes with its last frame.
-            context.write(wrapOutboundOut(frame), promise: bytes.readableBytes == 0 ? promise : nil)
+        // A frame's header is at most four bytes for a line under 64 KiB, and each line's CR LF goes.
+        var frames = context.channel.allocator.buffer(capacity: lines.readableBytes + lines.readableBytes / 32 + 8)
+        Self.appendFrames(of: lines, opcode: mode == .binary ? .binary : .text, to: &frames)
+        framesOut.write(NIOAny(frames), promise: promise)
+    }
+
+    /// Appends one frame for each line of `lines` (ending in LF or CR LF, the last perhaps in
+    /// neither), without its line ending.
+    static func appendFrames(of lines: ByteBuffer, opcode: WebSocketOpcode, to frames: inout ByteBuffer) {
+        let firstByte = 0x80 | UInt8(webSocketOpcode: opcode)  // FIN: each line is a whole message
+        lines.withUnsafeReadableBytes { bytes in
+            var start = 0
+            while start < bytes.count {
+                let newline = bytes[start...].firstIndex(of: UInt8(ascii: "\n"))
+                var end = newline ?? bytes.count
+                if end > start && bytes[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                appendFrameHeader(firstByte, length: end - start, to: &frames)
+                frames.writeBytes(UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                start = newline.map { $0 + 1 } ?? bytes.count
+            }
+        }
+    }
+
+    /// RFC 6455 5.2, for a server: no mask; a length under 126 in the second byte, else 126 and
+    /// 16 bits, else 127 and 64 bits.
+    private static func appendFrameHeader(_ firstByte: UInt8, length: Int, to frames: inout ByteBuffer) {
+        switch length {
+        case ..<126: frames.writeMultipleIntegers(firstByte, UInt8(length))
+        case ...0xFFFF: frames.writeMultipleIntegers(firstByte, UInt8(126), UInt16(length))
+        default: frames.writeMultipleIntegers(firstByte, UInt8(127), UInt64(length))
         }
     }
 

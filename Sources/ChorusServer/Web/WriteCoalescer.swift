@@ -3,14 +3,12 @@ import NIOCore
 /// Gathers the bytes written between two flushes into one buffer, so TLS seals them as one record,
 /// and while a write is still on its way to the socket, gathers everything after it too.
 ///
-/// NIO's WebSocket encoder writes each frame as two buffers, its header and the line (a shared
-/// broadcast buffer has no room in front for the header), and swift-nio-ssl seals every buffer it
-/// is given as a record of its own: a WebSocket client that got ten lines in a loop turn cost
-/// twenty records and twenty `write`s where a TCP client costs one. And a reader that lags behind
-/// gets one small record per loop turn queued behind its full socket, each holding a page of TLS
-/// buffer for a few hundred bytes: 2.2 MiB per stalled client against a 256 KiB send queue. With
-/// one write in flight at a time, what waits is one buffer here, dense, and it is counted against
-/// the same limit (`SendQueueFull`).
+/// swift-nio-ssl seals every buffer it is given as a record of its own. `WebSocketLines` writes a
+/// flush's lines as one buffer, but control frames (a pong, a close) come through NIO's encoder as
+/// two. And a reader that lags behind gets one small record per loop turn queued behind its full
+/// socket, each holding a page of TLS buffer for a few hundred bytes: 2.2 MiB per stalled client
+/// against a 256 KiB send queue. With one write in flight at a time, what waits is one buffer here,
+/// dense, and it is counted against the same limit (`SendQueueFull`).
 ///
 /// Sits between the TLS handler and the HTTP and WebSocket encoders. Holds nothing between flushes
 /// when the socket keeps up.
