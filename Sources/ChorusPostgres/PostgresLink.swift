@@ -59,6 +59,12 @@ final class PostgresLink: @unchecked Sendable {
 
     private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
         if !sql.hasPrefix("SELECT") { changedTransaction = true }
+        // A connection the server ended (an administrator, a failover) may leave a query sent on
+        // it unanswered: it is given up before asking.
+        guard !connection.isClosed else {
+            broken = true
+            throw PostgresStoreError(closed: "the server ended the connection")
+        }
         var binds = PostgresBindings(capacity: values.count)
         for value in values { value.bind(to: &binds) }
         let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
