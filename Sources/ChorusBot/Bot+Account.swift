@@ -76,13 +76,17 @@ extension Bot {
         }
         if zone.lowercased() == "server" {
             try board.store.setTimeZone(nil, of: inv.account)
-            return Outcome(replies: ["Your due times now follow the server's time zone."])
+            var outcome = Outcome(replies: ["Your due times now follow the server's time zone."])
+            outcome.movesWhatComesDue = true  // a planned block starts at another instant
+            return outcome
         }
         guard let tz = TimeZone(identifier: zone) else {
             throw UsageError("\"\(zone)\" is not a time zone I know: use a name like Europe/Paris, America/New_York or UTC")
         }
         try board.store.setTimeZone(tz.identifier, of: inv.account)
         let local = When(timeZone: tz).format(inv.now, now: inv.now)
-        return Outcome(replies: ["Your time zone is now \(tz.identifier) (it is \(local) there)."])
+        var outcome = Outcome(replies: ["Your time zone is now \(tz.identifier) (it is \(local) there)."])
+        outcome.movesWhatComesDue = true
+        return outcome
     }
 }

@@ -273,7 +273,9 @@ extension Bot {
                 throw UsageError("“\(range)” is not a time range: HH:MM-HH:MM, e.g. 9:00-12:00")
             }
             let block = try time.addPlan(mode, days: days, from: a.0 * 60 + a.1, to: b.0 * 60 + b.1, by: inv.account)
-            return Outcome(replies: ["Block \(block.id): \(block.mode) \(TimeRules.daysText(block.days)) \(Self.clock(block.start))-\(Self.clock(block.end)) (\(TimeRules.duration(block.weeklyMinutes * 60)) a week). !report week compares."])
+            var outcome = Outcome(replies: ["Block \(block.id): \(block.mode) \(TimeRules.daysText(block.days)) \(Self.clock(block.start))-\(Self.clock(block.end)) (\(TimeRules.duration(block.weeklyMinutes * 60)) a week). !report week compares."])
+            outcome.movesWhatComesDue = true
+            return outcome
         case "remind":
             let word = try args.word("on or off", usage: usage).lowercased()
             guard word == "on" || word == "off" else { throw UsageError("Usage: \(usage)") }
@@ -283,7 +285,9 @@ extension Bot {
         case "rm", "remove", "delete":
             guard let word = args.next(), let id = Int64(word) else { throw UsageError("Which block? Usage: \(usage)") }
             try time.removePlan(id, by: inv.account)
-            return Outcome(replies: ["Block \(id) is out of your plan."])
+            var outcome = Outcome(replies: ["Block \(id) is out of your plan."])
+            outcome.movesWhatComesDue = true
+            return outcome
         default:
             throw UsageError("Usage: \(usage)")
         }

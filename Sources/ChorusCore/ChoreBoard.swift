@@ -306,7 +306,8 @@ public struct ChoreBoard: Sendable {
     /// When the next reminder falls due across all chores: a turn's due time, or the next overdue
     /// reminder `every` seconds after the last. One timer for all chores waits for this.
     public func nextReminder(every interval: TimeInterval) throws -> Date? {
-        try store.allChores().map { reminderTime($0, every: interval) }.min()
+        // A chore nobody takes turns at reminds nobody (`fireReminders` passes it by).
+        try store.allChores().filter { !$0.rotation.isEmpty }.map { reminderTime($0, every: interval) }.min()
     }
 
     private func reminderTime(_ chore: Chore, every interval: TimeInterval) -> Date {

@@ -15,10 +15,21 @@ public protocol Store: Sendable {
     /// Lets go of the database (files, connections) once the server is done with it; a
     /// transaction's handle has nothing of its own to let go.
     func close()
-    /// On a transaction's handle: waits until no other process sharing the database is doing the
-    /// due work (reminders, expiries, nudges), and keeps the others waiting until this transaction
-    /// ends, so what comes due is done once. What is read after it includes the others' work.
-    func takeDueWork() throws
+
+    // Due work: the store keeps, for each `DueBoard`, when its work next comes due (nil: never),
+    // so that any process sharing the database may take it when it does.
+    /// On a transaction's handle: the boards due by `time` (or never looked at) that no other
+    /// process is doing now, each held until this transaction ends; a board another process holds
+    /// is skipped, not waited for. What is read after it includes the work of whoever held it before.
+    func takeDueBoards(dueBy time: Date) throws -> [DueBoard]
+    /// On a transaction's handle: waits until no other process holds these boards, then holds them
+    /// until this transaction ends (to write when they come due, from what is stored now).
+    func holdDueBoards(_ boards: [DueBoard]) throws
+    /// When each board comes due, as written down (a board never looked at is due at once).
+    func dueTimes() throws -> [DueBoard: Date?]
+    func setNextDue(of board: DueBoard, to time: Date?) throws
+    /// The earliest time a board comes due, nil if none will.
+    func nextDue() throws -> Date?
 
     // Accounts
     func insertAccount(_ account: Account) throws -> Account
@@ -72,9 +83,6 @@ public protocol Store: Sendable {
 }
 
 extension Store {
-    /// One process alone on its database (SQLite's) has no one to wait for.
-    public func takeDueWork() throws {}
-
     public func history(of conversation: String, _ query: HistoryQuery) throws -> [HistoryEntry] {
         try history(of: conversation, query, reader: .everything)
     }

@@ -327,6 +327,15 @@ enum PostgresSchema {
         CREATE TRIGGER room_settings_changed AFTER INSERT OR UPDATE OR DELETE ON room_settings FOR EACH ROW EXECUTE FUNCTION chorus_room_changed();
         CREATE TRIGGER memberships_changed AFTER INSERT OR UPDATE OR DELETE ON memberships FOR EACH ROW EXECUTE FUNCTION chorus_room_changed()
         """),
+        // SQLite's v15. A process takes a due board with `FOR UPDATE SKIP LOCKED`: the others pass
+        // it by, and if the process dies before it commits, the board is due again for them.
+        ("v5: when each board's work comes due", """
+        CREATE TABLE due_work (
+          board TEXT COLLATE "C" PRIMARY KEY,
+          due_at BIGINT
+        );
+        INSERT INTO due_work (board, due_at) VALUES ('chores', 0), ('requests', 0), ('timers', 0), ('plans', 0)
+        """),
     ]
 
     /// Applies the migrations the database lacks, each in a transaction of its own. Nodes starting

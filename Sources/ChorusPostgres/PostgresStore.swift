@@ -60,11 +60,6 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
         try db.write { try $0.execute(sql) }
     }
 
-    public func takeDueWork() throws {
-        guard let link = connection else { throw StoreError.notInTransaction }
-        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus due work ' || current_schema()))")
-    }
-
     public func probe() throws {
         _ = try db.read { try $0.query("SELECT 1") }
     }

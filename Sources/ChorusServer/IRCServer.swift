@@ -200,7 +200,7 @@ public final class IRCServer: @unchecked Sendable {
         // Other processes on the same database: their lines and users reach the clients here.
         if let log = store as? any SharedLog { try startCluster(log) }
         // Reminders whose time passed while the server was down fire once, now.
-        workspace.announceNextDue()
+        workspace.reckonDue()
         // A renewed certificate (Let's Encrypt) is picked up without a restart.
         certificateWatch = loop.scheduleRepeatedTask(initialDelay: .seconds(60), delay: .seconds(60)) { [weak self] _ in
             self?.reloadCertificateIfChanged()

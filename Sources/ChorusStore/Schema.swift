@@ -358,6 +358,17 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v15: when each board's work comes due") { db in
+            // A board's `due_at` is 0 until it is first looked at (due at once); NULL when nothing
+            // on it will come due.
+            try db.execute(sql: """
+                CREATE TABLE due_work (
+                  board TEXT PRIMARY KEY,
+                  due_at INTEGER
+                ) WITHOUT ROWID;
+                INSERT INTO due_work (board, due_at) VALUES ('chores', 0), ('requests', 0), ('timers', 0), ('plans', 0);
+                """)
+        }
         return migrator
     }
 }

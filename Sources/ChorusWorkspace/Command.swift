@@ -13,9 +13,11 @@ public struct Boards: Sendable {
     public let time: TimeBoard
     /// The server's time zone (a person's own, from `!tz`, is theirs to read from the store).
     public let timeZone: TimeZone
+    let now: @Sendable () -> Date
 
     public init(store: any ChorusStorage, timeZone: TimeZone, now: @escaping @Sendable () -> Date) {
         self.store = store
+        self.now = now
         self.jobs = JobBoard(store: store, now: now)
         self.chores = ChoreBoard(store: store, timeZone: timeZone, now: now)
         self.rooms = RoomBoard(store: store, jobs: jobs, chores: chores, now: now)
@@ -24,20 +26,52 @@ public struct Boards: Sendable {
         self.timeZone = timeZone
     }
 
-    /// The earliest time something on any board comes due (a chore's reminder, an open request's
-    /// window ending, a timer reaching its owner's limit, a planned block starting), nil if nothing will.
-    func nextDue(remindEvery interval: TimeInterval) throws -> Date? {
-        try [chores.nextReminder(every: interval), market.nextExpiry(), time.nextNudge(), time.nextPlanStart(serverZone: timeZone)]
-            .compactMap { $0 }.min()
+    /// When `board`'s work next comes due, from what is stored now; nil if it never will.
+    func nextDue(of board: DueBoard, remindEvery interval: TimeInterval) throws -> Date? {
+        switch board {
+        case .chores: try chores.nextReminder(every: interval)
+        case .requests: try market.nextExpiry()
+        case .timers: try time.nextNudge()
+        case .plans: try time.nextPlanStart(serverZone: timeZone)
+        }
     }
 
-    /// Everything due by now on every board: reminders fire, requests whose window passed expire,
-    /// timers past their limit and planned blocks that start with no timer running earn a nudge.
+    /// The work of every board that is due and that no other process is doing: reminders fire,
+    /// requests whose window passed expire, timers past their limit and planned blocks that start
+    /// with no timer running earn a nudge. Each board done is written down with when it next is due.
     func fireDue(remindEvery interval: TimeInterval) throws -> [Event] {
-        // Other processes on the same database fire what is due too: one at a time, each seeing
-        // what the one before it did, so nothing fires twice.
-        try store.takeDueWork()
-        return try chores.fireReminders(every: interval) + market.expire() + time.nudge() + time.planReminders(serverZone: timeZone)
+        var events: [Event] = []
+        for board in try store.takeDueBoards(dueBy: now()) {
+            switch board {
+            case .chores: events += try chores.fireReminders(every: interval)
+            case .requests: events += try market.expire()
+            case .timers: events += try time.nudge()
+            case .plans: events += try time.planReminders(serverZone: timeZone)
+            }
+            // Never sooner than a second from now: a board that cannot do what it says is due
+            // must not keep the server busy trying.
+            let next = try nextDue(of: board, remindEvery: interval).map { max($0, now().addingTimeInterval(1)) }
+            try store.setNextDue(of: board, to: next)
+        }
+        return events
+    }
+
+    /// Writes down again when each board comes due, from what is stored now: after a change that
+    /// may move it, and now and then in case such a change was committed by a process that died
+    /// before it could do this.
+    func reckonDue(remindEvery interval: TimeInterval) throws {
+        try store.holdDueBoards(DueBoard.allCases)
+        let written = try store.dueTimes()
+        for board in DueBoard.allCases {
+            let next = try nextDue(of: board, remindEvery: interval)
+            if let stored = written[board], Self.sameMillisecond(stored, next) { continue }  // nothing to write
+            try store.setNextDue(of: board, to: next)
+        }
+    }
+
+    /// Stores keep times to the millisecond.
+    private static func sameMillisecond(_ a: Date?, _ b: Date?) -> Bool {
+        a.map { ($0.timeIntervalSince1970 * 1000).rounded() } == b.map { ($0.timeIntervalSince1970 * 1000).rounded() }
     }
 }
 
@@ -74,6 +108,9 @@ public struct Outcome: Sendable {
     public var refused = false
     /// Why, for machines (an IRCv3 standard reply's code, say), when the refusal has one.
     public var code: String?
+    /// The command changed when something comes due without an event saying so (a planned block
+    /// added, a time zone changed): the Workspace works it out again.
+    public var movesWhatComesDue = false
 
     public init(replies: [String] = [], events: [Event] = [], effects: [Effect] = []) {
         self.replies = replies

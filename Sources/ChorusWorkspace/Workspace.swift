@@ -131,8 +131,8 @@ public final class Workspace: @unchecked Sendable {
 
     // MARK: Things that come due
 
-    /// Fires every reminder that is due now and expires requests whose window passed, as a change nobody typed, then tells the listener
-    /// when the next one is; `done` follows, on the writer.
+    /// Does the work of the boards that are due (`Boards.fireDue`), as a change nobody typed, then
+    /// tells the listener when the next is; `done` follows, on the writer.
     public func fireDue(done: @escaping @Sendable () -> Void = {}) {
         run(FireDue(interval: settings.reminderInterval)) { [self] outcome in
             if outcome.refused { logger.error("\(outcome.replies.joined(separator: " "))") }
@@ -141,15 +141,33 @@ public final class Workspace: @unchecked Sendable {
         }
     }
 
-    /// Tells the listener when the next thing comes due, once the changes queued so far are in.
+    /// Tells the listener when the next thing comes due, as the store has it written down, once
+    /// the changes queued so far are in.
     public func announceNextDue() {
         enqueue(.read { [self] _ in announceNextDueNow() })
+    }
+
+    /// Works out again when each board comes due and writes it down, then tells the listener: at
+    /// start, and now and then, for changes whose process died between committing them and this.
+    public func reckonDue() {
+        enqueue(.read { [self] _ in reckonDueNow() })
+    }
+
+    private func reckonDueNow() {
+        do {
+            try store.transaction(cache: cache) { tx in
+                try Boards(store: tx, timeZone: settings.timeZone, now: now).reckonDue(remindEvery: settings.reminderInterval)
+            }
+        } catch {
+            logger.error("could not work out what comes due next: \(error)")
+        }
+        announceNextDueNow()
     }
 
     private func announceNextDueNow() {
         guard let listener = nextDueListener.withLock({ $0 }) else { return }
         do {
-            listener(try Boards(store: store, timeZone: settings.timeZone, now: now).nextDue(remindEvery: settings.reminderInterval))
+            listener(try store.nextDue())
         } catch {
             logger.error("could not read what comes due next: \(error)")
         }
@@ -281,7 +299,9 @@ public final class Workspace: @unchecked Sendable {
         for (index, outcome, deliveries) in results {
             guard case .command(let command, let origin, _) = batch[index] else { continue }
             committed.append(Committed(deliveries: deliveries, outcome: outcome, origin: origin))
-            if !(command is FireDue), outcome.events.contains(where: \.changesWhatComesDue) { dueMayHaveChanged = true }
+            if !(command is FireDue), outcome.movesWhatComesDue || outcome.events.contains(where: \.changesWhatComesDue) {
+                dueMayHaveChanged = true
+            }
         }
         if !committed.isEmpty {
             for sink in sinks.withLock({ $0 }) { sink.publish(committed) }
@@ -289,7 +309,7 @@ public final class Workspace: @unchecked Sendable {
         for (index, outcome, _) in results {
             if case .command(_, _, let done?) = batch[index] { done(outcome) }
         }
-        if dueMayHaveChanged { announceNextDueNow() }
+        if dueMayHaveChanged { reckonDueNow() }
     }
 
     /// Decides, once, how each event of a command reaches people, and makes each room line, which

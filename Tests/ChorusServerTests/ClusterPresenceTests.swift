@@ -1,4 +1,5 @@
 import ChorusTestSupport
+import ChorusIRC
 import Foundation
 import XCTest
 
@@ -203,7 +204,8 @@ final class ClusterNodeLossTests: XCTestCase {
     func testANodeKilledMidWayIsGivenUpAndNothingItAcknowledgedIsLost() throws {
         try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
         let shared = "cluster-\(UUID().uuidString)"
-        let a = try TestServer(sharing: shared)
+        let clock = ReminderTests.Clock(Date())  // node A's, moved on to when a chore comes due
+        let a = try TestServer(now: { clock.now }, sharing: shared)
         try a.addAccount("ann", "ann-password")
         try a.addAccount("bob", "bob-password")
 
@@ -230,6 +232,9 @@ final class ClusterNodeLossTests: XCTestCase {
         // Acknowledged on node B: stored.
         bob.send("PRIVMSG #den :!job add Mend the gate")
         try bob.expect("the job made") { $0.params.last?.contains("created job 1") == true }
+        // A chore made on node B, with ann's turn first: it must still come due once node B is gone.
+        bob.send("PRIVMSG #den :!chore add gate every day at 20:00 among ann")
+        try ann.expect("the chore's first turn, from node B") { $0.params.last?.hasPrefix("It is ann's turn for gate") == true }
         // Under load: node B is killed while commands are still coming; every one it acknowledged
         // must be in the database.
         for n in 1...60 { bob.send("PRIVMSG #den :!job add Task \(n)") }
@@ -259,6 +264,17 @@ final class ClusterNodeLossTests: XCTestCase {
         for (id, title) in [(Int64(1), "Mend the gate")] + acknowledged {
             XCTAssertEqual(try store.job(id)?.title, title, "job \(id) was acknowledged and is not stored")
         }
+
+        // The chore's turn comes due with node B gone: node A takes the due work, once.
+        let isGateReminder: @Sendable (Message) -> Bool = { line in
+            line.command == "NOTICE" && line.params.first == "ann" && line.params.last?.contains("gate in #den") == true
+        }
+        clock.advance(hours: 48)
+        try a.server.checkReminders()
+        let reminder = try ann.expect("the gate's reminder, from node A", isGateReminder)
+        XCTAssertTrue(reminder.params[1].hasPrefix("Your turn: gate in #den"), reminder.params[1])
+        try a.server.checkReminders()
+        XCTAssertFalse(ann.drain(for: 0.5).contains(where: isGateReminder), "the reminder came once")
     }
 
     /// A port nothing listens on now.

@@ -6,7 +6,8 @@ import XCTest
 final class ReminderTests: XCTestCase {
     final class Clock: @unchecked Sendable {
         private let lock = NSLock()
-        private var value = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
+        private var value: Date
+        init(_ start: Date = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!) { value = start }
         var now: Date { lock.lock(); defer { lock.unlock() }; return value }
         func advance(hours: Double) { lock.lock(); value += hours * 3600; lock.unlock() }
     }
@@ -68,5 +69,30 @@ final class ReminderTests: XCTestCase {
         // Done: the turn moves on and the reminders with it.
         back.send("PRIVMSG #flat :!done dishes")
         try back.expect("next turn") { $0.params.last?.hasPrefix("It is cat's turn for dishes") == true }
+    }
+
+    /// A block added to a plan says nothing to anyone, yet moves what comes due: its start earns a
+    /// nudge, and a block taken out earns none.
+    func testABlockPlannedInChatIsNudgedWhenItStarts() throws {
+        let clock = Clock()  // Monday 09:00 UTC
+        let server = try TestServer(now: { clock.now }) { $0.timeZone = TimeZone(identifier: "UTC")! }
+        try server.addAccount("ben", "ben-password")
+        let ben = try server.connect()
+        try ben.register("ben", sasl: ("ben", "ben-password"))
+        for line in ["!plan remind on", "!plan add exercise daily 13:00-14:00", "!plan rm 1", "!plan add study daily 10:00-12:00"] {
+            ben.send("PRIVMSG Chorus :\(line)")
+            try ben.expect(command: "NOTICE", "ben")
+        }
+        try server.server.checkReminders()
+        XCTAssertFalse(ben.drain(for: 0.2).contains { $0.command == "NOTICE" }, "nothing before 10:00")
+
+        clock.advance(hours: 1.25)  // 10:15
+        try server.server.checkReminders()
+        let nudge = try ben.expect(command: "NOTICE", "ben")
+        XCTAssertEqual(nudge.params[1], "Your plan says study from 10:00 to 12:00, and no timer runs: !track start study")
+
+        clock.advance(hours: 3)  // 13:15: the exercise block was taken out
+        try server.server.checkReminders()
+        XCTAssertFalse(ben.drain(for: 0.3).contains { $0.command == "NOTICE" })
     }
 }

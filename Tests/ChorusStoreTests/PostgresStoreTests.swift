@@ -140,9 +140,62 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try run(store), expected)
     }
 
-    /// Two processes doing what comes due at once: the second waits for the first's commit, and
-    /// then reads what the first did, so a reminder is sent once.
-    func testDueWorkIsDoneByOneProcessAtATime() throws {
+    /// The due table: a process takes the boards that are due and holds them until it commits.
+    /// Another asking meanwhile passes them by at once (`SKIP LOCKED`), and when the first ends
+    /// without committing (its connection ended, as when its process dies) they are due for the
+    /// other, which does them and writes down when each is next due.
+    func testDueBoardsAreTakenByOneProcessAndLeftToTheOthersWhenItDies() throws {
+        let url = try serverURL()
+        var location = try PostgresLocation(url)
+        location.schema = "d_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let first = try PostgresStore(location: location, connections: 1)
+        let second = try PostgresStore(location: location, connections: 1)
+        defer { first.close(); second.close() }
+        let firstHolds = DispatchSemaphore(value: 0)
+        let firstMayGoOn = DispatchSemaphore(value: 0)
+        let firstTook = Mutex<[DueBoard]>([])
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) {
+            try? first.transaction(cache: nil) { tx in
+                firstTook.withLock { $0 = (try? tx.takeDueBoards(dueBy: Date())) ?? [] }
+                firstHolds.signal()
+                firstMayGoOn.wait()
+                try tx.setNextDue(of: .chores, to: nil)  // fails: the connection is gone
+            }
+        }
+        firstHolds.wait()
+        XCTAssertEqual(firstTook.withLock { $0 }, DueBoard.allCases, "a new table has every board due at once")
+
+        let asked = Date()
+        XCTAssertEqual(try second.transaction(cache: nil) { try $0.takeDueBoards(dueBy: Date()) }, [])
+        XCTAssertLessThan(Date().timeIntervalSince(asked), 1, "the boards another holds are passed by, not waited for")
+
+        // The first process dies: PostgreSQL ends its connection, and with it its transaction.
+        let admin = try location.adminConnection()
+        defer { try? admin.close().wait() }
+        let ended = try admin.query("""
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE application_name = \(location.applicationName) AND state = 'idle in transaction'
+            """, logger: Logger(label: "test")).wait()
+        XCTAssertEqual(ended.rows.count, 1)
+        firstMayGoOn.signal()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+
+        let inAnHour = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 3600).rounded())
+        let retaken = try second.transaction(cache: nil) { tx -> [DueBoard] in
+            let boards = try tx.takeDueBoards(dueBy: Date())
+            for board in boards { try tx.setNextDue(of: board, to: board == .chores ? inAnHour : nil) }
+            return boards
+        }
+        XCTAssertEqual(retaken, DueBoard.allCases, "what the dead process held is due for the others")
+        XCTAssertEqual(try second.transaction(cache: nil) { try $0.takeDueBoards(dueBy: Date()) }, [], "and done once")
+        XCTAssertEqual(try second.nextDue(), inAnHour)
+        XCTAssertEqual(try first.transaction(cache: nil) { try $0.takeDueBoards(dueBy: inAnHour) }, [.chores])
+    }
+
+    /// Working out when the boards come due waits for a process doing their work, and then reads
+    /// what it did: what it writes is never older than the work.
+    func testWorkingOutWhenBoardsComeDueWaitsForTheOneDoingThem() throws {
         let url = try serverURL()
         var location = try PostgresLocation(url)
         location.schema = "d_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
@@ -154,7 +207,7 @@ final class PostgresStoreTests: XCTestCase {
         let done = DispatchGroup()
         DispatchQueue.global().async(group: done) {
             try? first.transaction(cache: nil) { tx in
-                try tx.takeDueWork()
+                _ = try tx.takeDueBoards(dueBy: Date())
                 firstHolds.signal()
                 _ = try tx.insertAccount(Account(name: "reminded", passwordHash: "x", createdAt: Date()))
                 Thread.sleep(forTimeInterval: 0.3)
@@ -164,7 +217,7 @@ final class PostgresStoreTests: XCTestCase {
         DispatchQueue.global().async(group: done) {
             let asked = Date()
             try? second.transaction(cache: nil) { tx in
-                try tx.takeDueWork()
+                try tx.holdDueBoards([.requests, .chores])
                 let found = try tx.account(named: "reminded") != nil
                 secondSaw.withLock { $0 = (Date().timeIntervalSince(asked), found) }
             }

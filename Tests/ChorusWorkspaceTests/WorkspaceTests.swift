@@ -208,7 +208,7 @@ final class WorkspaceTests: XCTestCase {
         let passed = t0.addingTimeInterval(-60)
         let stale = try store.insertRequest(ServiceRequest(customer: "ann", category: "plumbing", description: "Fix the tap",
                                                            windowEnd: passed, createdAt: t0.addingTimeInterval(-3600)))
-        workspace.announceNextDue()
+        workspace.reckonDue()
         XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(nextDue.withLock { $0.last }, .some(passed))
 
@@ -234,7 +234,7 @@ final class WorkspaceTests: XCTestCase {
         }
         let started = t0.addingTimeInterval(-9 * 3600)
         _ = try store.insertEntry(TimeEntry(account: "ben", mode: "work", start: started))
-        workspace.announceNextDue()
+        workspace.reckonDue()
         XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(nextDue.withLock { $0.last }, .some(started.addingTimeInterval(8 * 3600)), "8 h after it started")
 
@@ -264,7 +264,7 @@ final class WorkspaceTests: XCTestCase {
         }
         for name in ["ben", "cat"] { try store.setPlanReminders(true, of: name, from: t0.addingTimeInterval(-3600)) }
         _ = try store.insertEntry(TimeEntry(account: "cat", mode: "work", start: t0.addingTimeInterval(-600)))
-        workspace.announceNextDue()
+        workspace.reckonDue()
         XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(nextDue.withLock { $0.last }, .some(t0.addingTimeInterval(-1800)), "08:30")
         for _ in 0..<2 {
@@ -284,7 +284,7 @@ final class WorkspaceTests: XCTestCase {
             nextDue.withLock { $0.append(date) }
             told.signal()
         }
-        workspace.announceNextDue()
+        workspace.reckonDue()
         XCTAssertEqual(told.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(nextDue.withLock { $0.last }, .some(nil), "nothing is due in a new workspace")
 

@@ -12,8 +12,10 @@ import NIOCore
 extension IRCServer {
     // MARK: Starting and stopping
 
-    /// How often a node looks for work other nodes made that comes due.
+    /// How often a node reads when the next work comes due (work other nodes made, or left when
+    /// they died), and how often in that many it works it out again from the boards themselves.
     static let dueWatchInterval = TimeAmount.seconds(10)
+    static let dueReckoningEvery = 6
 
     /// Takes this process's lease, learns who is connected elsewhere, and starts reading the log.
     func startCluster(_ log: any SharedLog) throws {
@@ -27,10 +29,13 @@ extension IRCServer {
                 self?.renewLease(presence)
             }
             // What comes due may have been made on another node (or one that died since): each
-            // node looks at the store's next due time now and then, and the first to take the due
-            // work does it (`Store.takeDueWork`).
+            // node reads the store's due table now and then, and whichever first takes a due
+            // board does its work (`Store.takeDueBoards`). A node that died between committing a
+            // change and writing down when it comes due is made up for by the others' reckoning.
+            var ticks = 0
             dueWatch = loop.scheduleRepeatedTask(initialDelay: Self.dueWatchInterval, delay: Self.dueWatchInterval) { [weak self] _ in
-                self?.workspace.announceNextDue()
+                ticks += 1
+                if ticks % Self.dueReckoningEvery == 0 { self?.workspace.reckonDue() } else { self?.workspace.announceNextDue() }
             }
         }
         let feed = ClusterFeed(log: log, from: position, logger: logger) { [weak self] changes in
