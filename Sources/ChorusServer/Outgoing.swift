@@ -85,7 +85,8 @@ extension Outgoing {
     init(replaying entry: HistoryEntry, to target: String, stampingText: Bool) {
         let text = stampingText ? "[\(Timestamp.short(entry.time))] \(entry.text)" : entry.text
         // Notices (the bot's events among them) are split rather than cut: they must be read whole.
-        self.init(Message(source: entry.source, entry.command, [target, text]), time: entry.time, msgid: entry.msgid,
+        self.init(Message(source: entry.source, entry.command, entry.command == "TAGMSG" ? [target] : [target, text]),
+                  time: entry.time, msgid: entry.msgid,
                   account: entry.account, clientTags: Self.tags(stored: entry.clientTags),
                   overlong: entry.command == "NOTICE" ? .split : .cut)
     }

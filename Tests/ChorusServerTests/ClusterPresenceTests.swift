@@ -134,6 +134,65 @@ final class ClusterPresenceTests: XCTestCase {
         XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann")
     }
 
+    /// A guest connected to another node has no membership to store: a manager here invites them
+    /// into an invite-only room and kicks them out by an order to their node. What no history
+    /// keeps (a TAGMSG, a line to the room's managers) reaches the members there too.
+    func testAGuestOnAnotherNodeIsInvitedAndKickedAndHearsWhatIsNotKept() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        let ann = try n[0].connect(as: "ann", caps: ["message-tags"])
+        try ann.join("#ops")
+        ann.send("MODE #ops +i")
+        try ann.expect(command: "MODE")
+        let ben = try n[1].connect(as: "ben")
+        let gus = try n[1].connect()
+        try gus.register("gus", caps: ["message-tags"])
+        try waitUntil(gus, sees: "ann", in: "#ops")
+        ann.send("INVITE nobody #ops")
+        XCTAssertEqual(try ann.expect(command: "401").params[1], "nobody")
+        for _ in 0..<50 {
+            ann.send("ISON gus")
+            if try ann.expect(command: "303").params.last == "gus" { break }
+            usleep(100_000)
+        }
+
+        gus.send("JOIN #ops")
+        XCTAssertEqual(try gus.expect(command: "473").params[1], "#ops", "invite-only")
+        ann.send("INVITE gus #ops")
+        XCTAssertEqual(try ann.expect(command: "341").params, ["ann", "gus", "#ops"])
+        let invite = try gus.expect(command: "INVITE")
+        XCTAssertEqual(invite.params, ["gus", "#ops"])
+        XCTAssertEqual(invite.source?.hasPrefix("ann!"), true)
+        gus.send("JOIN #ops")
+        try gus.expect(command: "366")
+        try ann.expect("gus's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("gus!") == true }
+
+        // ben, on node B too, becomes a manager: a line to @#ops reaches him and not gus.
+        ann.send("INVITE ben #ops")
+        try ben.expect(command: "JOIN")
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        ann.send("MODE #ops +o ben")
+        try ben.expect(command: "MODE")
+        ann.send("@+typing=active TAGMSG #ops")
+        let typing = try gus.expect(command: "TAGMSG")
+        XCTAssertEqual(typing.tag("+typing"), "active")
+        XCTAssertEqual(typing.params, ["#ops"])
+        ann.send("PRIVMSG @#ops :managers only")
+        XCTAssertEqual(try ben.expect(command: "PRIVMSG").params, ["@#ops", "managers only"])
+        ann.send("PRIVMSG #ops :everyone")
+        XCTAssertEqual(try gus.expect(command: "PRIVMSG").params, ["#ops", "everyone"], "gus got no line before this one")
+
+        ann.send("KICK #ops gus :not today")
+        XCTAssertEqual(try ann.expect(command: "KICK").params, ["#ops", "gus", "not today"])
+        let kick = try gus.expect(command: "KICK")
+        XCTAssertEqual(kick.params, ["#ops", "gus", "not today"])
+        XCTAssertEqual(kick.source?.hasPrefix("ann!"), true)
+        gus.send("JOIN #ops")
+        XCTAssertEqual(try gus.expect(command: "473").params[1], "#ops", "the invitation was used")
+        XCTAssertFalse(ann.drain(for: 0.5).contains { $0.command == "PART" }, "ann saw the KICK, not a PART besides")
+    }
+
     func testWhatCouldNotBeWrittenWhileTheDatabaseWasAwayIsWrittenOnceItIsBack() throws {
         let shared = "cluster-\(UUID().uuidString)"
         try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")

@@ -196,14 +196,10 @@ extension IRCServer {
     /// A room line goes to the room's members (a line for some members only, to them and the
     /// managers); a private line to the recipient's connections.
     private func deliverLine(_ entry: HistoryEntry) {
-        if entry.conversation.hasPrefix("@") {
-            // Addressed to an account: every connection of it here, under whatever nick each has
-            // (as `messageAccount` does on the sender's process); else to the nick itself.
-            var recipients = registry.connections(ofAccount: Account.key(entry.target))
-            if recipients.isEmpty, let client = registry.nicks[Names.fold(entry.target)] { recipients = [client] }
-            for client in recipients where !client.closing {
-                send(Outgoing(replaying: entry, to: client.nick, stampingText: false), to: client)
-            }
+        if entry.conversation == HistoryEntry.relayedOnly {
+            deliverRelayed(entry)
+        } else if entry.conversation.hasPrefix("@") {
+            deliverPrivately(entry)
         } else if let room = rooms[entry.conversation] {
             let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
             broadcast(outgoing, to: room.members, only: { member in

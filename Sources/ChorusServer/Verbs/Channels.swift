@@ -9,7 +9,7 @@ extension IRCServer {
     func handleJoin(_ reply: Reply, _ m: Message) {
         let client = reply.client
         if m.params[0] == "0" {
-            for room in client.rooms { leave(room, client, verb: "PART", reason: "Left all rooms", reply: reply) }
+            for room in client.rooms { leave(room, client, reason: "Left all rooms", reply: reply) }
             return
         }
         let names = m.params[0].split(separator: ",").map(String.init)
@@ -257,20 +257,37 @@ extension IRCServer {
         reply.numeric(.endOfNames, room.name, text: "End of /NAMES list")
     }
 
-    /// Takes `client` out of `room` (PART or KICK) and forgets the membership: leaving is deliberate.
-    func leave(_ room: LiveRoom, _ client: Client, verb: String, reason: String?, by kicker: Client? = nil, reply: Reply?) {
+    /// Who KICKs someone: a client here, or one connected to another process, known by its line.
+    struct Kicker {
+        let prefix: String
+        let nick: String
+        let account: String?
+
+        init(_ client: Client) {
+            (prefix, nick, account) = (client.prefix, client.nick, client.accountName)
+        }
+
+        init(source: String, account: String?) {
+            prefix = source
+            nick = String(source.prefix { $0 != "!" })
+            self.account = account
+        }
+    }
+
+    /// Takes `client` out of `room` (PART, or KICK when `kicker` is given) and forgets the
+    /// membership: leaving is deliberate.
+    func leave(_ room: LiveRoom, _ client: Client, reason: String?, kickedBy kicker: Kicker? = nil, reply: Reply?) {
         let message: Message
-        if verb == "KICK", let kicker {
+        if let kicker {
             message = Message(source: kicker.prefix, "KICK", [room.name, client.nick, reason ?? kicker.nick])
         } else {
             message = Message(source: client.prefix, "PART", reason.map { [room.name, $0] } ?? [room.name])
         }
-        let source = kicker ?? client
-        broadcast(Outgoing(message, time: now(), account: source.accountName), to: room.members, reply: reply)
+        broadcast(Outgoing(message, time: now(), account: kicker.map(\.account) ?? client.accountName), to: room.members, reply: reply)
         room.remove(client)
         client.rooms.removeAll { $0 === room }
         presenceChanged(client, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
-        if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account?.name ?? $0.nick } ?? account) }
+        if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account ?? $0.nick } ?? account) }
     }
 
     func room(named name: String, reply: Reply) -> LiveRoom? {
@@ -289,7 +306,7 @@ extension IRCServer {
                 reply.numeric(.notOnChannel, room.name, "You're not in that room")
                 continue
             }
-            leave(room, reply.client, verb: "PART", reason: m.params.count > 1 ? m.params[1] : nil, reply: reply)
+            leave(room, reply.client, reason: m.params.count > 1 ? m.params[1] : nil, reply: reply)
         }
     }
 
@@ -369,24 +386,21 @@ extension IRCServer {
             guard room.isOp(client) else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick"); continue }
             guard let target = registry.client(nick: nick), room.contains(target) else {
                 if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
-                    kickElsewhere(elsewhere, from: room, by: client, reply: reply)
+                    kickElsewhere(elsewhere, from: room, reason: reason, by: client, reply: reply)
                 } else {
                     reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                 }
                 continue
             }
-            leave(room, target, verb: "KICK", reason: reason, by: client, reply: reply)
+            leave(room, target, reason: reason, kickedBy: Kicker(client), reply: reply)
         }
     }
 
     /// KICK of someone connected to another process: a member's membership ends, by the room's
-    /// rules, and their process takes them out of the room when it reads that. A guest there
-    /// has no membership to end.
-    private func kickElsewhere(_ user: PresenceRecord, from room: LiveRoom, by client: Client, reply: Reply) {
-        guard let account = user.account else {
-            return reply.numeric(.userNotInChannel, user.nick, room.name,
-                                 "\(user.nick) is a guest connected to another server process: only a member can be removed from here")
-        }
+    /// rules, and their process takes them out of the room when it reads that; a guest, who has
+    /// no membership, is taken out by an order to their process.
+    private func kickElsewhere(_ user: PresenceRecord, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
+        guard let account = user.account else { return kickGuestElsewhere(user, from: room, reason: reason, by: client, reply: reply) }
         workspace.run(MembershipChange.leave(account, room: room.key, by: client.account?.name ?? client.nick))
     }
 
@@ -417,7 +431,10 @@ extension IRCServer {
     // INVITE <nick> <room>
     func handleInvite(_ reply: Reply, _ m: Message) {
         let client = reply.client
-        guard let target = registry.client(nick: m.params[0]) else {
+        let target = registry.client(nick: m.params[0])
+        // A guest connected to another process is invited there (`inviteGuestElsewhere`).
+        let guestElsewhere = target == nil ? remote.user(nick: m.params[0]).flatMap { $0.account == nil ? $0 : nil } : nil
+        if target == nil && guestElsewhere == nil {
             // An account nobody is connected as here: a manager makes it a member, and it finds
             // the room at its next login, or at once on the process it is connected to.
             if let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client), let manager = reply.client.account?.name,
@@ -430,6 +447,11 @@ extension IRCServer {
         guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
         guard !room.room.modes.inviteOnly || room.isOp(client) else {
             return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may invite to an invite-only room")
+        }
+        guard let target else {
+            guard let guest = guestElsewhere else { return }
+            guard guest.rooms[room.key] == nil else { return reply.numeric(.userOnChannel, guest.nick, room.name, "is already in the room") }
+            return inviteGuestElsewhere(guest, to: room, by: client, reply: reply)
         }
         guard !room.contains(target) else { return reply.numeric(.userOnChannel, target.nick, room.name, "is already in the room") }
         room.invitedNicks.insert(target.nickKey)

@@ -78,6 +78,8 @@ extension IRCServer {
                     guard let statusFilter else { return true }
                     return member === client || !(room.status(of: member) ?? []).isDisjoint(with: statusFilter)
                 })
+                // What is not kept still reaches the room's members on other processes.
+                if isTagMsg || statusFilter != nil { relayToRoomElsewhere(out, text: text, from: client, target: target, room: room) }
                 // Stored before the command runs, so the line comes before what it made happen.
                 if !isTagMsg && statusFilter == nil && relayed {
                     record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
@@ -147,12 +149,10 @@ extension IRCServer {
             send(line, to: peer)
         }
         if client.caps.contains(.echoMessage) { reply.add(out) }
-        if command != "TAGMSG" {
-            if client.account != nil {
-                recordPrivateLine(out, text: text, from: client, to: target, target: target)
-            } else if elsewhere {
-                recordRelayedLine(out, text: text, from: client, target: target)
-            }
+        if command != "TAGMSG" && client.account != nil {
+            recordPrivateLine(out, text: text, from: client, to: target, target: target)
+        } else if elsewhere {
+            recordRelayedLine(out, text: text, from: client, target: target)  // a guest's line, or tags only
         }
         if connections.isEmpty && !elsewhere { held.append((target, msgid)) }
         return true
@@ -164,22 +164,13 @@ extension IRCServer {
         let command = out.message.command
         if client.caps.contains(.echoMessage) { reply.add(out) }
         if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
-        guard command != "TAGMSG" else { return }
+        guard command != "TAGMSG" else { return recordRelayedLine(out, text: text, from: client, target: peer.nick) }
         metrics.linesRelayed.increment()
         if client.account != nil, let account = peer.account {
             recordPrivateLine(out, text: text, from: client, to: account, target: peer.nick)
         } else {
             recordRelayedLine(out, text: text, from: client, target: peer.nick)
         }
-    }
-
-    /// A private line involving a guest, for another process to deliver: not a conversation anyone
-    /// reads back (`HistoryEntry.relayedOnly` is no pair of accounts).
-    private func recordRelayedLine(_ out: Outgoing, text: String, from client: Client, target: String) {
-        guard let msgid = out.msgid else { return }
-        record(HistoryEntry(conversation: HistoryEntry.relayedOnly, msgid: msgid, time: out.time, command: out.message.command,
-                            source: client.prefix, account: client.accountName, target: target, text: text,
-                            clientTags: Message.serializedTags(out.clientTags)))
     }
 
     /// Keeps the lines for accounts nobody is connected as, after their history lines, and only
