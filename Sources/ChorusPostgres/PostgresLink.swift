@@ -60,11 +60,8 @@ final class PostgresLink: @unchecked Sendable {
     private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
         if !sql.hasPrefix("SELECT") { changedTransaction = true }
         // A connection the server ended (an administrator, a failover) may leave a query sent on
-        // it unanswered: it is given up before asking.
-        guard !connection.isClosed else {
-            broken = true
-            throw PostgresStoreError(closed: "the server ended the connection")
-        }
+        // it unanswered: it is given up before asking, or while waiting once it is seen closed.
+        guard !connection.isClosed else { throw givenUp("the server ended the connection") }
         var binds = PostgresBindings(capacity: values.count)
         for value in values { value.bind(to: &binds) }
         let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
@@ -73,10 +70,14 @@ final class PostgresLink: @unchecked Sendable {
             answer.withLockedValue { $0 = result }
             answered.signal()
         }
-        guard answered.wait(timeout: .now() + Self.statementTimeout) == .success, let result = answer.withLockedValue({ $0 }) else {
-            broken = true  // the pool closes it
-            throw PostgresStoreError(closed: "no answer within \(Int(Self.statementTimeout)) s; the connection is given up")
+        let deadline = DispatchTime.now() + Self.statementTimeout
+        while answered.wait(timeout: min(deadline, .now() + Self.closedCheckInterval)) == .timedOut {
+            if connection.isClosed && answer.withLockedValue({ $0 == nil }) { throw givenUp("the server ended the connection") }
+            if DispatchTime.now() >= deadline {
+                throw givenUp("no answer within \(Int(Self.statementTimeout)) s; the connection is given up")
+            }
         }
+        guard let result = answer.withLockedValue({ $0 }) else { throw givenUp("no answer") }
         do {
             return try result.get()
         } catch {
@@ -85,6 +86,15 @@ final class PostgresLink: @unchecked Sendable {
             if failure.connectionLost || connection.isClosed { broken = true }
             throw failure
         }
+    }
+
+    /// How often a statement that waits for its answer looks whether its connection was ended.
+    static let closedCheckInterval: TimeInterval = 0.1
+
+    /// Marks the connection for the pool to close, and says why.
+    private func givenUp(_ reason: String) -> PostgresStoreError {
+        broken = true
+        return PostgresStoreError(closed: reason)
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.

@@ -203,12 +203,14 @@ final class PostgresStoreTests: XCTestCase {
         let second = try PostgresStore(location: location, connections: 1)
         defer { first.close(); second.close() }
         let firstHolds = DispatchSemaphore(value: 0)
+        let secondAsks = DispatchSemaphore(value: 0)
         let secondSaw = Mutex<(waited: TimeInterval, found: Bool)?>(nil)
         let done = DispatchGroup()
         DispatchQueue.global().async(group: done) {
             try? first.transaction(cache: nil) { tx in
                 _ = try tx.takeDueBoards(dueBy: Date())
                 firstHolds.signal()
+                secondAsks.wait()  // the first holds the boards well past the second's asking
                 _ = try tx.insertAccount(Account(name: "reminded", passwordHash: "x", createdAt: Date()))
                 Thread.sleep(forTimeInterval: 0.3)
             }
@@ -216,6 +218,7 @@ final class PostgresStoreTests: XCTestCase {
         firstHolds.wait()
         DispatchQueue.global().async(group: done) {
             let asked = Date()
+            secondAsks.signal()
             try? second.transaction(cache: nil) { tx in
                 try tx.holdDueBoards([.requests, .chores])
                 let found = try tx.account(named: "reminded") != nil
