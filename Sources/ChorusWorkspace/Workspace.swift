@@ -33,6 +33,9 @@ public final class Workspace: @unchecked Sendable {
     public let store: any ChorusStorage
     /// Owned here and handed to every transaction (see `StoreCache`).
     public let cache = StoreCache()
+    /// Other processes write the same database (`SharedLog`): what this one read in an earlier
+    /// transaction may have changed since, so each transaction starts with the cache empty.
+    private let othersWrite: Bool
     public let settings: Settings
     let now: @Sendable () -> Date
     let wording: any EventWording
@@ -65,6 +68,7 @@ public final class Workspace: @unchecked Sendable {
     public init(store: any ChorusStorage, settings: Settings, wording: any EventWording,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus.workspace")) {
         self.store = store
+        self.othersWrite = store is any SharedLog
         self.settings = settings
         self.wording = wording
         self.now = now
@@ -155,7 +159,7 @@ public final class Workspace: @unchecked Sendable {
 
     private func reckonDueNow() {
         do {
-            try store.transaction(cache: cache) { tx in
+            try store.transaction(cache: freshCache) { tx in
                 try Boards(store: tx, timeZone: settings.timeZone, now: now).reckonDue(remindEvery: settings.reminderInterval)
             }
         } catch {
@@ -174,6 +178,12 @@ public final class Workspace: @unchecked Sendable {
     }
 
     // MARK: The writer
+
+    /// The cache for the next transaction: as it is, or emptied when others write the database.
+    private var freshCache: StoreCache {
+        if othersWrite { cache.forgetAll() }
+        return cache
+    }
 
     private func enqueue(_ work: Work) {
         let start = queue.withLock { queue in
@@ -228,7 +238,7 @@ public final class Workspace: @unchecked Sendable {
         /// The transport's writes that failed inside the batch (the rest of it committed).
         var writeFailures: [Int: Error] = [:]
         do {
-            try store.transaction(cache: cache) { tx in
+            try store.transaction(cache: freshCache) { tx in
                 // The room lines of the batch's events, stored at its end in one statement run:
                 // one call per line cost more than the insert itself.
                 var roomLines: [HistoryEntry] = []
@@ -280,7 +290,7 @@ public final class Workspace: @unchecked Sendable {
                 switch item {
                 case .write(let what, let work, let done):
                     do {
-                        try store.transaction(cache: cache) { try work($0) }
+                        try store.transaction(cache: freshCache) { try work($0) }
                         done?(.success(()))
                     } catch {
                         if done == nil { logger.error("could not save \(what): \(error)") }

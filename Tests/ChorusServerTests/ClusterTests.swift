@@ -46,6 +46,31 @@ final class ClusterTests: XCTestCase {
         XCTAssertFalse(ben.drain(for: 1.5).contains { $0.params.last == "dinner at eight" })
     }
 
+    /// What a node read of a job before another node changed it is not what it acts on: ann's
+    /// node read job 1 for her comment, ben finished it on his, and her `!done` finds it done.
+    func testANodeActsOnAJobAsAnotherNodeLeftIt() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        let ann = try n[0].connect(as: "ann")
+        try ann.join("#den")
+        let ben = try n[1].connect(as: "ben")
+        try ben.join("#den")
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        ann.send("PRIVMSG #den :!job add Oil the gate @ben")
+        try ben.expect("the job, on node B") { $0.params.last?.contains("created job 1 ") == true }
+        ann.send("PRIVMSG #den :!comment 1 the hinges are rusty")
+        try ben.expect("ann's comment, on node B") { $0.params.last?.contains("rusty") == true && $0.command == "NOTICE" }
+        ben.send("PRIVMSG #den :!done 1")
+        try ann.expect("ben's !done, on node A") { $0.params.last?.contains("completed job 1 ") == true }
+        _ = ben.drain(for: 0.3)  // his own event
+
+        ann.send("PRIVMSG #den :!done 1")
+        let answer = try ann.expect("the bot's answer") { $0.command == "NOTICE" && $0.params.last?.localizedCaseInsensitiveContains("job 1") == true }
+        XCTAssertEqual(answer.params[1], "Job 1 cannot go from completed to completed: it is already completed")
+        XCTAssertFalse(ben.drain(for: 0.5).contains { $0.params.last?.contains("completed job 1 ") == true })
+    }
+
     func testAPrivateLineReachesItsRecipientOnAnotherNode() throws {
         let n = try nodes(2)
         try n[0].addAccount("ann", "ann-password")
