@@ -35,7 +35,7 @@ extension PostgresStore: ChoreStore {
 
     public func chore(named name: String, in room: String) throws -> Chore? {
         try db.read { link in
-            try link.query("SELECT \(Self.choreColumns) FROM chores WHERE room = ? AND key = ?\(holdingWhatIsRead)",
+            try link.query("SELECT \(Self.choreColumns) FROM chores WHERE room = ? AND key = ?",
                            [Account.key(room), Account.key(name)]).first.map(Self.chore)
         }
     }

@@ -82,9 +82,7 @@ extension PostgresStore: MarketStore {
     }
 
     public func request(_ id: Int64) throws -> ServiceRequest? {
-        try db.read { link in
-            try link.query("SELECT \(Self.requestColumns) FROM service_requests WHERE id = ?\(holdingWhatIsRead)", [id]).first.map(Self.request)
-        }
+        try db.read { link in try link.query("SELECT \(Self.requestColumns) FROM service_requests WHERE id = ?", [id]).first.map(Self.request) }
     }
 
     public func requests(_ filter: RequestFilter) throws -> [ServiceRequest] {

@@ -150,12 +150,12 @@ extension PostgresStore: TimeStore {
     }
 
     public func entry(_ id: Int64) throws -> TimeEntry? {
-        try db.read { link in try link.query("SELECT \(Self.entryColumns) FROM time_entries WHERE id = ?\(holdingWhatIsRead)", [id]).first.map(Self.entry) }
+        try db.read { link in try link.query("SELECT \(Self.entryColumns) FROM time_entries WHERE id = ?", [id]).first.map(Self.entry) }
     }
 
     public func runningEntry(of account: String) throws -> TimeEntry? {
         try db.read { link in
-            try link.query("SELECT \(Self.entryColumns) FROM time_entries WHERE account_key = ? AND end_at IS NULL\(holdingWhatIsRead)",
+            try link.query("SELECT \(Self.entryColumns) FROM time_entries WHERE account_key = ? AND end_at IS NULL",
                            [Account.key(account)]).first.map(Self.entry)
         }
     }

@@ -109,11 +109,6 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
 
     var db: Access { Access(pool: pool, batch: connection) }
 
-    /// ` FOR UPDATE` in a transaction, where a row read by its key (a job, a chore, a request, a
-    /// timer) is read to be changed: another process's transaction reading that row waits for
-    /// this one to end, and then reads what it wrote, so two `!done`s at once do it once.
-    var holdingWhatIsRead: String { connection == nil ? "" : " FOR UPDATE" }
-
     func forget(_ change: (inout StoreCache.Entries) -> Void) {
         cache?.with { change(&$0) }
     }
