@@ -48,19 +48,15 @@ extension PostgresStore: JobStore {
 
     private static let jobColumns = "id, room, title, description, status, creator, assignee, due, created_at, updated_at, tasks, photos"
 
-    /// In a transaction, the job is held until it ends (`FOR UPDATE`): a command on another
-    /// process that reads it waits, and then reads what this transaction wrote, so two `!done`s at
-    /// once complete it once.
     public func job(_ id: Int64) throws -> Job? {
         let access = db
-        let inTransaction = access.batch != nil
-        let read = { try access.read { try Self.readJob(id, $0, holding: inTransaction) } }
-        guard let cache, inTransaction else { return try read() }
+        let read = { try access.read { try Self.readJob(id, $0) } }
+        guard let cache, access.batch != nil else { return try read() }
         return try cache.job(id, read: read)
     }
 
-    private static func readJob(_ id: Int64, _ link: PostgresLink, holding: Bool) throws -> Job? {
-        try link.query("SELECT \(jobColumns) FROM jobs WHERE id = ?\(holding ? " FOR UPDATE" : "")", [id]).first.map(job)
+    private static func readJob(_ id: Int64, _ link: PostgresLink) throws -> Job? {
+        try link.query("SELECT \(jobColumns) FROM jobs WHERE id = ?", [id]).first.map(job)
     }
 
     public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {

@@ -231,47 +231,6 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertTrue(saw.found, "and then read what the first did")
     }
 
-    /// A job read in a transaction is held until it ends: another process's transaction reading
-    /// it waits, and then reads what the first wrote. Two `!done`s at once complete it once.
-    func testAJobReadInATransactionIsHeldUntilItEnds() throws {
-        let url = try serverURL()
-        var location = try PostgresLocation(url)
-        location.schema = "j_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
-        let first = try PostgresStore(location: location, connections: 1)
-        let second = try PostgresStore(location: location, connections: 1)
-        defer { first.close(); second.close() }
-        let t = Date()
-        let (job, _) = try first.insertJob(Job(room: nil, title: "Oil the gate", creator: "ann", createdAt: t),
-                                           event: Event(type: "job.created", room: nil, job: nil, actor: "ann", at: t))
-        let firstRead = DispatchSemaphore(value: 0)
-        let secondAsks = DispatchSemaphore(value: 0)
-        let secondSaw = Mutex<(waited: TimeInterval, status: Job.Status?)?>(nil)
-        let done = DispatchGroup()
-        DispatchQueue.global().async(group: done) {
-            try? first.transaction(cache: nil) { tx in
-                guard var read = try tx.job(job.id) else { return }
-                firstRead.signal()
-                secondAsks.wait()
-                Thread.sleep(forTimeInterval: 0.3)
-                read.status = .completed
-                _ = try tx.updateJob(read, events: [])
-            }
-        }
-        firstRead.wait()
-        DispatchQueue.global().async(group: done) {
-            try? second.transaction(cache: nil) { tx in
-                let asked = Date()
-                secondAsks.signal()
-                let status = try tx.job(job.id)?.status
-                secondSaw.withLock { $0 = (Date().timeIntervalSince(asked), status) }
-            }
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        let saw = try XCTUnwrap(secondSaw.withLock { $0 })
-        XCTAssertGreaterThan(saw.waited, 0.2, "the second read waited for the first's commit")
-        XCTAssertEqual(saw.status, .completed, "and read what the first wrote")
-    }
-
     func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
         let url = try serverURL()
         var location = try PostgresLocation(url)
