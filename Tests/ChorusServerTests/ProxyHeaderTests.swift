@@ -45,10 +45,10 @@ final class ProxyHeaderTests: XCTestCase {
     }
 
     func testABalancersClientsAreKnownByTheirOwnAddresses() throws {
-        let server = try TestServer { config in
+        let server = try TestServer(configure: { config in
             config.proxyFrom = ["127.0.0.1"]
             config.maxConnectionsPerIP = 2
-        }
+        })
         // Version 1, and the header in the same packet as the first lines.
         let ann = try server.connect()
         ann.sendRaw(Array("PROXY TCP4 203.0.113.7 127.0.0.1 51234 6667\r\nNICK ann\r\nUSER ann 0 * :Ann\r\n".utf8))
@@ -78,10 +78,10 @@ final class ProxyHeaderTests: XCTestCase {
     }
 
     func testTheWebSideJudgesRequestsByTheClientsAddress() throws {
-        let server = try TestServer { config in
+        let server = try TestServer(configure: { config in
             config.webPlain = .init(host: "127.0.0.1", port: 0)
             config.proxyFrom = ["127.0.0.1"]
-        }
+        })
         func get(_ path: String, header: String?) throws -> [String] {
             let c = try TestClient(port: server.webPlainPort, tls: false)
             defer { c.close() }
@@ -95,7 +95,7 @@ final class ProxyHeaderTests: XCTestCase {
     }
 
     func testAHeaderFromAnyoneButABalancerIsNotRead() throws {
-        let server = try TestServer { $0.proxyFrom = ["192.0.2.1"] }
+        let server = try TestServer(configure: { $0.proxyFrom = ["192.0.2.1"] })
         let c = try server.connect()
         c.send("PROXY TCP4 203.0.113.7 127.0.0.1 51234 6667")
         try c.register("eve")
