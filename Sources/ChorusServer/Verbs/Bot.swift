@@ -146,9 +146,11 @@ extension IRCServer {
     /// Someone logged in: a timer that ran on since their last connection closed is asked about
     /// (`TimeArrival`), once their other lines of the login are out.
     func askAboutTimer(of client: Client, account: String) {
+        let asker = NIOLoopBound(client, eventLoop: loop)  // the Workspace answers on its writer
         workspace.run(TimeArrival(account, at: now())) { outcome in
             guard !outcome.replies.isEmpty else { return }
             self.loop.execute {
+                let client = asker.value
                 guard !client.closing else { return }
                 for line in outcome.replies {
                     self.send(Outgoing(Message(source: self.serviceSource, "NOTICE", [client.nick, line]), time: self.now(),

@@ -51,7 +51,7 @@ extension IRCServer {
                 channel.eventLoop.makeCompletedFuture {
                     let mode = WebSocketUpgrade.mode(offered: head.headers)
                     let pipeline = channel.pipeline.syncOperations
-                    try pipeline.removeHandler(requests).whenFailure { _ in }
+                    pipeline.removeHandler(requests).whenFailure { _ in }
                     try pipeline.addHandler(WebSocketLines(mode: mode, maxMessage: Limits.maxInputLine))
                     let client = Client(server: self, id: id, channel: channel, isTLS: true)
                     if let address = proxied.address { client.ip = address }
