@@ -164,11 +164,11 @@ final class TestClient {
                     if useTLS {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
                     }
-                    let refusal = UpgradeRefusal(promise: upgraded)
+                    let refusal = NIOLoopBound(UpgradeRefusal(promise: upgraded), eventLoop: channel.eventLoop)
                     let upgrader = NIOWebSocketClientUpgrader(maxFrameSize: 1 << 20, automaticErrorHandling: false) { channel, response in
                         chosen.withLockedValue { $0 = response.headers.first(name: "Sec-WebSocket-Protocol") }
                         return channel.eventLoop.makeCompletedFuture {
-                            channel.pipeline.syncOperations.removeHandler(refusal, promise: nil)
+                            channel.pipeline.syncOperations.removeHandler(refusal.value, promise: nil)
                             try channel.pipeline.syncOperations.addHandler(FrameCollector(inbox: inbox))
                             upgraded.succeed(())
                         }
@@ -176,7 +176,7 @@ final class TestClient {
                     // Bytes after the 101 (a refusal's ERROR line, say) are frames, not to be dropped.
                     try channel.pipeline.syncOperations.addHTTPClientHandlers(
                         leftOverBytesStrategy: .forwardBytes, withClientUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))
-                    try channel.pipeline.syncOperations.addHandler(refusal)
+                    try channel.pipeline.syncOperations.addHandler(refusal.value)
                 }
             }
             .connect(host: "127.0.0.1", port: port).wait()
