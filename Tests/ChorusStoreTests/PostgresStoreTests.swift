@@ -65,9 +65,7 @@ final class PostgresStoreTests: XCTestCase {
     }
 
     func testNodesStartingAtOnceMigrateTheSchemaOnce() throws {
-        let url = try serverURL()
-        var location = try PostgresLocation(url)
-        location.schema = "m_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let location = try freshLocation("m")
         let opened = DispatchGroup()
         let errors = Mutex<[String]>([])
         let target = location
@@ -132,9 +130,7 @@ final class PostgresStoreTests: XCTestCase {
         }
         let expected = (1...80).filter { $0 % 3 != 0 && $0 % 7 != 0 }.map { "u\($0)" }.sorted()
         XCTAssertEqual(try run(try SQLiteStore.inMemory()), expected)
-        let url = try serverURL()
-        var location = try PostgresLocation(url)
-        location.schema = "s_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let location = try freshLocation("s")
         let store = try PostgresStore(location: location, connections: 1)
         defer { store.close() }
         XCTAssertEqual(try run(store), expected)
@@ -145,9 +141,7 @@ final class PostgresStoreTests: XCTestCase {
     /// without committing (its connection ended, as when its process dies) they are due for the
     /// other, which does them and writes down when each is next due.
     func testDueBoardsAreTakenByOneProcessAndLeftToTheOthersWhenItDies() throws {
-        let url = try serverURL()
-        var location = try PostgresLocation(url)
-        location.schema = "d_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let location = try freshLocation("d")
         let first = try PostgresStore(location: location, connections: 1)
         let second = try PostgresStore(location: location, connections: 1)
         defer { first.close(); second.close() }
@@ -196,9 +190,7 @@ final class PostgresStoreTests: XCTestCase {
     /// Working out when the boards come due waits for a process doing their work, and then reads
     /// what it did: what it writes is never older than the work.
     func testWorkingOutWhenBoardsComeDueWaitsForTheOneDoingThem() throws {
-        let url = try serverURL()
-        var location = try PostgresLocation(url)
-        location.schema = "d_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let location = try freshLocation("d")
         let first = try PostgresStore(location: location, connections: 1)
         let second = try PostgresStore(location: location, connections: 1)
         defer { first.close(); second.close() }
@@ -231,10 +223,15 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertTrue(saw.found, "and then read what the first did")
     }
 
+    /// The test server's database, in a schema of the test's own (`prefix` and a UUID).
+    private func freshLocation(_ prefix: String) throws -> PostgresLocation {
+        var location = try PostgresLocation(try serverURL())
+        location.schema = prefix + "_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        return location
+    }
+
     func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
-        let url = try serverURL()
-        var location = try PostgresLocation(url)
-        location.schema = "r_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+        let location = try freshLocation("r")
         let store = try PostgresStore(location: location, connections: 1)
         defer { store.close() }
         _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
