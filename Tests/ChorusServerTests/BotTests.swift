@@ -83,6 +83,18 @@ final class BotTests: XCTestCase {
         XCTAssertEqual(seen.filter { $0.hasPrefix("job ") || $0 == "hello" }, ["job 1", "job 2", "hello", "job 3"])
     }
 
+    /// A script joins a room it makes and sends its first command in the same write: the command
+    /// waits for the membership, as every line after a JOIN does.
+    func testACommandRightBehindTheJoinThatMakesTheRoomRunsInIt() throws {
+        let mona = try login("mona", caps: ["labeled-response"])
+        for n in 1...3 {
+            mona.sendRaw(Array("JOIN #new\(n)\r\n@label=c\(n) PRIVMSG #new\(n) :!job add Paint wall \(n)\r\n".utf8))
+            let answer = try mona.take("the command's answer") { $0.tag("label") == "c\(n)" }
+            XCTAssertEqual(answer.command, "NOTICE", "\(answer)")
+            XCTAssertTrue(answer.params.last?.contains("created job \(n)") ?? false, "\(answer)")
+        }
+    }
+
     func testVisibilityOwnFiltersTheBroadcast() throws {
         let mona = try login("mona"), mel = try login("mel"), max = try login("max")
         try mona.join("#shop"); try mel.join("#shop"); try max.join("#shop")

@@ -75,8 +75,10 @@ extension IRCServer {
             let managed = room.memberships.values.contains { $0.role == .manager }
             return enter(room, client, status: firstComer && !managed ? .op : [], reply: reply)
         }
-        // Several rooms of one JOIN wait together; the client's next lines wait for them.
-        reply.wait(forCommand: perform(MembershipChange.arrive(account.name, in: room.key, firstComer: firstComer), for: reply)) { outcome in
+        // Several rooms of one JOIN wait together, and every next line of the client waits for
+        // them, bot commands too: a script's command right behind the JOIN is meant for the room.
+        reply.wait(for: perform(MembershipChange.arrive(account.name, in: room.key, firstComer: firstComer), for: reply)) { result in
+            let outcome = (try? result.get()) ?? .notCommitted
             guard !client.closing, self.rooms[room.key] === room, !room.contains(client) else { return }
             guard !outcome.refused, let membership = room.memberships[account.key] else {
                 return reply.fail("TEMPORARILY_UNAVAILABLE", context: [room.name],
