@@ -1,10 +1,22 @@
 import Foundation
 
-public enum StoreError: Error, Equatable, Sendable {
+public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     case duplicate(String)
     case notFound(String)
     /// A savepoint asked of a handle that is not in a transaction.
     case notInTransaction
+    /// Another process changed the row between this transaction's read of it and its write (a
+    /// store shared by several processes): the savepoint runs its command again, on what is there now.
+    case conflict(String)
+
+    public var description: String {
+        switch self {
+        case .duplicate(let what): "\(what) already exists"
+        case .notFound(let what): "\(what) was not found"
+        case .notInTransaction: "a savepoint needs a transaction"
+        case .conflict(let what): "\(what) was changed elsewhere at the same moment; try again"
+        }
+    }
 }
 
 /// What the domain needs from storage. `ChorusStore` implements it on SQLite; every method is one
@@ -99,5 +111,7 @@ public protocol Transactional: Sendable {
     func transaction<T>(cache: StoreCache?, _ body: (any ChorusStorage) throws -> T) throws -> T
     /// On a transaction's handle: runs `body` in a savepoint. When it returns false (a refused
     /// command) or throws, what it wrote is taken back and the rest of the transaction goes on.
+    /// When another process changed a row `body` read before `body` wrote it (`StoreError.conflict`),
+    /// what it wrote is taken back and `body` runs again: it must be safe to run more than once.
     func savepoint(_ body: () throws -> Bool) throws
 }

@@ -18,6 +18,12 @@ final class PostgresLink: @unchecked Sendable {
     /// In a transaction: savepoints made and not yet released, and the number of the last one.
     private var openSavepoints = 0
     private var savepointNumber = 0
+    /// In a transaction: the version of each row read to be changed (`RowVersions`), and whether
+    /// a write found one changed by another process since.
+    var versionsRead: [String: String] = [:]
+    var conflicted = false
+    /// Whether a transaction is open on this connection (a version read outside one means nothing).
+    private(set) var inOpenTransaction = false
     /// At most this many savepoints stay open (PostgreSQL keeps 64 subtransactions per session
     /// in shared memory; past that, other sessions' snapshots must look them up on disk).
     static let maxOpenSavepoints = 32
@@ -102,6 +108,10 @@ final class PostgresLink: @unchecked Sendable {
         try execute("BEGIN")
         changedTransaction = false
         openSavepoints = 0
+        versionsRead.removeAll(keepingCapacity: true)
+        conflicted = false
+        inOpenTransaction = true
+        defer { inOpenTransaction = false }
         let result: T
         do {
             result = try body()
@@ -113,12 +123,14 @@ final class PostgresLink: @unchecked Sendable {
         return result
     }
 
-    /// Takes back everything the transaction did and goes on in a new one.
+    /// Takes back everything the transaction did and goes on in a new one (`conflicted` stays for
+    /// the savepoint that asked to read it).
     func restartTransaction() throws {
         try execute("ROLLBACK")
         try execute("BEGIN")
         changedTransaction = false
         openSavepoints = 0
+        versionsRead.removeAll(keepingCapacity: true)
     }
 
     /// `?` → `$1`, `$2` …, outside quoted text. A statement that names its values by number

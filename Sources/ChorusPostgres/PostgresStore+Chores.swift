@@ -30,24 +30,24 @@ extension PostgresStore: ChoreStore {
 
     private static let choreColumns = """
         id, room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
-        last_reminder, room_told_overdue, swap_from, swap_to
+        last_reminder, room_told_overdue, swap_from, swap_to, xmin::text
         """
 
     public func chore(named name: String, in room: String) throws -> Chore? {
         try db.read { link in
-            try link.query("SELECT \(Self.choreColumns) FROM chores WHERE room = ? AND key = ?",
+            try link.queryVersioned("chores", "SELECT \(Self.choreColumns) FROM chores WHERE room = ? AND key = ?",
                            [Account.key(room), Account.key(name)]).first.map(Self.chore)
         }
     }
 
     public func chores(in room: String) throws -> [Chore] {
         try db.read { link in
-            try link.query("SELECT \(Self.choreColumns) FROM chores WHERE room = ? ORDER BY due, key", [Account.key(room)]).map(Self.chore)
+            try link.queryVersioned("chores", "SELECT \(Self.choreColumns) FROM chores WHERE room = ? ORDER BY due, key", [Account.key(room)]).map(Self.chore)
         }
     }
 
     public func allChores() throws -> [Chore] {
-        try db.read { link in try link.query("SELECT \(Self.choreColumns) FROM chores ORDER BY due").map(Self.chore) }
+        try db.read { link in try link.queryVersioned("chores", "SELECT \(Self.choreColumns) FROM chores ORDER BY due").map(Self.chore) }
     }
 
     public func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event]) {
@@ -65,12 +65,10 @@ extension PostgresStore: ChoreStore {
 
     public func updateChore(_ chore: Chore, events: [Event]) throws -> [Event] {
         try db.write { link in
-            let changed = try link.execute("""
-                UPDATE chores SET room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?,
-                  turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?,
-                  swap_to = ? WHERE id = ?
-                """, Self.choreValues(chore) + [chore.id])
-            guard changed == 1 else { throw StoreError.notFound("chore \(chore.name)") }
+            try link.updateRow("chores", id: chore.id, set: """
+                room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?, turn_since = ?,
+                due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ?
+                """, Self.choreValues(chore), what: "chore \(chore.name)")
             return try events.map { try Self.insert($0, link) }
         }
     }

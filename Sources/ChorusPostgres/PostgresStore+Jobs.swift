@@ -46,7 +46,8 @@ extension PostgresStore: JobStore {
 
     // MARK: Jobs
 
-    private static let jobColumns = "id, room, title, description, status, creator, assignee, due, created_at, updated_at, tasks, photos"
+    /// The last column is the row's version (`RowVersions`).
+    private static let jobColumns = "id, room, title, description, status, creator, assignee, due, created_at, updated_at, tasks, photos, xmin::text"
 
     public func job(_ id: Int64) throws -> Job? {
         let access = db
@@ -56,7 +57,7 @@ extension PostgresStore: JobStore {
     }
 
     private static func readJob(_ id: Int64, _ link: PostgresLink) throws -> Job? {
-        try link.query("SELECT \(jobColumns) FROM jobs WHERE id = ?", [id]).first.map(job)
+        try link.queryVersioned("jobs", "SELECT \(jobColumns) FROM jobs WHERE id = ?", [id]).first.map(job)
     }
 
     public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
@@ -76,12 +77,11 @@ extension PostgresStore: JobStore {
 
     public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
         try db.write { link in
-            let changed = try link.execute("""
-                UPDATE jobs SET room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
-                  assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ? WHERE id = ?
-                """, Self.jobValues(job) + [job.id])
             forget { $0.jobs[job.id] = nil }
-            guard changed == 1 else { throw StoreError.notFound("job \(job.id)") }
+            try link.updateRow("jobs", id: job.id, set: """
+                room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
+                assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
+                """, Self.jobValues(job), what: "job \(job.id)")
             return try events.map { try Self.insert($0, link) }
         }
     }
@@ -90,7 +90,7 @@ extension PostgresStore: JobStore {
         // ILIKE: the case-blind match SQLite's LIKE is.
         let condition = StoredFilters.jobs(filter, like: "ILIKE")
         return try db.read { link in
-            try link.query("SELECT \(Self.jobColumns) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
+            try link.queryVersioned("jobs", "SELECT \(Self.jobColumns) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
                            condition.binds + [filter.limit, filter.offset]).map(Self.job)
         }
     }
@@ -136,7 +136,7 @@ extension PostgresStore: JobStore {
 
     // MARK: Asks
 
-    private static let askColumns = "id, room, kind, job, by, reason, state, decided_by, at"
+    private static let askColumns = "id, room, kind, job, by, reason, state, decided_by, at, xmin::text"
 
     public func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event) {
         try db.write { link in
@@ -152,19 +152,19 @@ extension PostgresStore: JobStore {
     }
 
     public func ask(_ id: Int64) throws -> Ask? {
-        try db.read { link in try link.query("SELECT \(Self.askColumns) FROM asks WHERE id = ?", [id]).first.map(Self.ask) }
+        try db.read { link in try link.queryVersioned("asks", "SELECT \(Self.askColumns) FROM asks WHERE id = ?", [id]).first.map(Self.ask) }
     }
 
     public func updateAsk(_ ask: Ask, event: Event) throws -> Event {
         try db.write { link in
-            try link.execute("UPDATE asks SET state = ?, decided_by = ? WHERE id = ?", [ask.state.rawValue, ask.decidedBy, ask.id])
+            try link.updateRow("asks", id: ask.id, set: "state = ?, decided_by = ?", [ask.state.rawValue, ask.decidedBy], what: "ask \(ask.id)")
             return try Self.insert(event, link)
         }
     }
 
     public func openAsks(in room: String) throws -> [Ask] {
         try db.read { link in
-            try link.query("SELECT \(Self.askColumns) FROM asks WHERE room = ? AND state = 'open' ORDER BY id", [Account.key(room)]).map(Self.ask)
+            try link.queryVersioned("asks", "SELECT \(Self.askColumns) FROM asks WHERE room = ? AND state = 'open' ORDER BY id", [Account.key(room)]).map(Self.ask)
         }
     }
 

@@ -49,7 +49,8 @@ extension PostgresStore: MarketStore {
     // MARK: Requests
 
     private static let requestColumns = """
-        id, customer, category, description, "window", window_end, budget, place, estimate, status, contractor, created_at, updated_at
+        id, customer, category, description, "window", window_end, budget, place, estimate, status, contractor, created_at, updated_at,
+        xmin::text
         """
 
     public func insertRequest(_ r: ServiceRequest) throws -> ServiceRequest {
@@ -67,12 +68,10 @@ extension PostgresStore: MarketStore {
 
     public func updateRequest(_ r: ServiceRequest) throws {
         try db.write { link in
-            try link.execute("""
-                UPDATE service_requests SET customer = ?, customer_key = ?, category = ?, description = ?, "window" = ?,
-                  window_end = ?, budget = ?, place = ?, estimate = ?, status = ?, contractor = ?, contractor_key = ?,
-                  created_at = ?, updated_at = ?
-                WHERE id = ?
-                """, Self.values(of: r) + [r.id])
+            try link.updateRow("service_requests", id: r.id, set: """
+                customer = ?, customer_key = ?, category = ?, description = ?, "window" = ?, window_end = ?, budget = ?,
+                place = ?, estimate = ?, status = ?, contractor = ?, contractor_key = ?, created_at = ?, updated_at = ?
+                """, Self.values(of: r), what: "request \(r.id)")
         }
     }
 
@@ -82,13 +81,13 @@ extension PostgresStore: MarketStore {
     }
 
     public func request(_ id: Int64) throws -> ServiceRequest? {
-        try db.read { link in try link.query("SELECT \(Self.requestColumns) FROM service_requests WHERE id = ?", [id]).first.map(Self.request) }
+        try db.read { link in try link.queryVersioned("service_requests", "SELECT \(Self.requestColumns) FROM service_requests WHERE id = ?", [id]).first.map(Self.request) }
     }
 
     public func requests(_ filter: RequestFilter) throws -> [ServiceRequest] {
         let condition = StoredFilters.requests(filter)
         return try db.read { link in
-            try link.query("SELECT \(Self.requestColumns) FROM service_requests WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
+            try link.queryVersioned("service_requests", "SELECT \(Self.requestColumns) FROM service_requests WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
                            condition.binds + [filter.limit, filter.offset]).map(Self.request)
         }
     }
@@ -102,7 +101,7 @@ extension PostgresStore: MarketStore {
 
     public func openRequests(endedBy time: Date) throws -> [ServiceRequest] {
         try db.read { link in
-            try link.query("""
+            try link.queryVersioned("service_requests", """
                 SELECT \(Self.requestColumns) FROM service_requests
                 WHERE status = 'open' AND window_end IS NOT NULL AND window_end <= ? ORDER BY window_end
                 """, [Millis.from(time)]).map(Self.request)

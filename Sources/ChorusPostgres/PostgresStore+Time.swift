@@ -68,7 +68,7 @@ extension PostgresStore: TimeStore {
 
     public func runningPastLimit(at now: Date, defaultMinutes: Int) throws -> [TimeEntry] {
         try db.read { link in
-            try link.query("""
+            try link.queryVersioned("time_entries", """
                 SELECT \(Self.entryColumns) FROM time_entries LEFT JOIN time_settings USING (account_key)
                 WHERE time_entries.end_at IS NULL AND NOT time_entries.nudged AND \(Self.limitAt) <= $2
                 """, [defaultMinutes, Millis.from(now)]).map(Self.entry)
@@ -122,7 +122,7 @@ extension PostgresStore: TimeStore {
 
     private static let entryColumns = """
         time_entries.id, time_entries.account, time_entries.mode, time_entries.job, time_entries.room, time_entries.start_at,
-        time_entries.end_at, time_entries.note, time_entries.left_at
+        time_entries.end_at, time_entries.note, time_entries.left_at, time_entries.xmin::text
         """
 
     public func insertEntry(_ e: TimeEntry) throws -> TimeEntry {
@@ -140,8 +140,9 @@ extension PostgresStore: TimeStore {
 
     public func updateEntry(_ e: TimeEntry) throws {
         try db.write { link in
-            try link.execute("UPDATE time_entries SET mode = ?, job = ?, room = ?, start_at = ?, end_at = ?, note = ?, left_at = ? WHERE id = ?",
-                             [e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note, e.leftAt.map(Millis.from), e.id])
+            try link.updateRow("time_entries", id: e.id, set: "mode = ?, job = ?, room = ?, start_at = ?, end_at = ?, note = ?, left_at = ?",
+                               [e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note, e.leftAt.map(Millis.from)],
+                               what: "timer \(e.id)")
         }
     }
 
@@ -150,19 +151,19 @@ extension PostgresStore: TimeStore {
     }
 
     public func entry(_ id: Int64) throws -> TimeEntry? {
-        try db.read { link in try link.query("SELECT \(Self.entryColumns) FROM time_entries WHERE id = ?", [id]).first.map(Self.entry) }
+        try db.read { link in try link.queryVersioned("time_entries", "SELECT \(Self.entryColumns) FROM time_entries WHERE id = ?", [id]).first.map(Self.entry) }
     }
 
     public func runningEntry(of account: String) throws -> TimeEntry? {
         try db.read { link in
-            try link.query("SELECT \(Self.entryColumns) FROM time_entries WHERE account_key = ? AND end_at IS NULL",
+            try link.queryVersioned("time_entries", "SELECT \(Self.entryColumns) FROM time_entries WHERE account_key = ? AND end_at IS NULL",
                            [Account.key(account)]).first.map(Self.entry)
         }
     }
 
     public func overlapping(_ account: String, from start: Date, to end: Date, now: Date, excluding: Int64?) throws -> [TimeEntry] {
         try db.read { link in
-            try link.query("""
+            try link.queryVersioned("time_entries", """
                 SELECT \(Self.entryColumns) FROM time_entries
                 WHERE account_key = ? AND start_at < ? AND coalesce(end_at, ?) > ? AND id != ?
                 ORDER BY start_at LIMIT 5
@@ -172,7 +173,7 @@ extension PostgresStore: TimeStore {
 
     public func entries(of account: String, from: Date, to: Date) throws -> [TimeEntry] {
         try db.read { link in
-            try link.query("""
+            try link.queryVersioned("time_entries", """
                 SELECT \(Self.entryColumns) FROM time_entries
                 WHERE account_key = ? AND start_at < ? AND (end_at IS NULL OR end_at > ?)
                 ORDER BY start_at

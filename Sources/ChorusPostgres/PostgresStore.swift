@@ -76,19 +76,37 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
         }
     }
 
+    /// How many times a command that met another process's change to a row it read runs in all.
+    static let attemptsOnConflict = 5
+
     public func savepoint(_ body: () throws -> Bool) throws {
         guard let link = connection else { throw StoreError.notInTransaction }
+        for attempt in 1...Self.attemptsOnConflict {
+            let kept = try savepointOnce(link, body)
+            // Another process changed a row the command read before the command wrote it (`RowVersions`):
+            // what it wrote is taken back, and it runs again on what is there now.
+            guard link.takeConflict() else { return }
+            if attempt == Self.attemptsOnConflict && kept {
+                // It said it was kept, and it was taken back: the batch must not say so too.
+                throw StoreError.conflict("a change")
+            }
+        }
+    }
+
+    /// Runs `body` once; what it wrote is taken back unless it returned true without meeting a conflict.
+    private func savepointOnce(_ link: PostgresLink, _ body: () throws -> Bool) throws -> Bool {
         // Until the transaction has written something, the transaction itself is the savepoint:
         // a refused command is taken back by starting it over. Two round trips fewer for the
         // first command of each batch, which under light load is every command.
         if !link.changedTransaction {
             let kept: Bool
             do { kept = try body() } catch { kept = false }
-            if !kept {
+            if !kept || link.conflicted {
                 forgetAll()
+                link.forgetVersions()
                 if link.changedTransaction { try link.restartTransaction() }
             }
-            return
+            return kept
         }
         // Each command's savepoint is left open rather than released: the next nests inside it,
         // and releasing the outermost now and then (or the commit) releases them all, a round
@@ -97,14 +115,16 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
         try link.execute("SAVEPOINT \(name)")
         let kept: Bool
         do { kept = try body() } catch { kept = false }
-        if !kept {
+        if !kept || link.conflicted {
             forgetAll()
+            link.forgetVersions()
             // PostgreSQL refuses every statement of a transaction after an error until this.
             try link.execute("ROLLBACK TO SAVEPOINT \(name)")
         }
         if let outermost = link.savepointsToRelease() {
             try link.execute("RELEASE SAVEPOINT \(outermost)")
         }
+        return kept
     }
 
     var db: Access { Access(pool: pool, batch: connection) }

@@ -247,6 +247,7 @@ public final class Workspace: @unchecked Sendable {
                     switch item {
                     case .write(let what, let work, let done):
                         try tx.savepoint {
+                            writeFailures[index] = nil
                             do { try work(tx); return true } catch {
                                 // A write with `done` is its owner's to report (once, not per batch).
                                 if done == nil { logger.error("could not save \(what): \(error)") }
@@ -257,7 +258,11 @@ public final class Workspace: @unchecked Sendable {
                     case .command(let command, _, _):
                         var outcome = Outcome.notCommitted
                         var deliveries: [Delivery] = []
+                        let linesBefore = roomLines.count
                         try tx.savepoint {
+                            // Run again when another process changed what it read: from the start.
+                            roomLines.removeSubrange(linesBefore...)
+                            deliveries = []
                             outcome = command.run(on: boards)
                             guard !outcome.refused else { return false }
                             do {

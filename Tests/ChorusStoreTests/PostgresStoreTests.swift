@@ -223,6 +223,78 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertTrue(saw.found, "and then read what the first did")
     }
 
+    /// Two processes read one row in transactions that overlap and each write what they decided
+    /// from it: the second write is refused (`StoreError.conflict`), for every kind of row a
+    /// command reads to change, and a write after reading what the other wrote goes through.
+    func testAWriteOverARowAnotherProcessChangedSinceItWasReadIsRefused() throws {
+        let location = try freshLocation("v")
+        let first = try PostgresStore(location: location, connections: 1)
+        let other = try PostgresStore(location: location, connections: 1)
+        defer { first.close(); other.close() }
+        let t = Date(timeIntervalSince1970: 1_790_000_000)
+        try first.saveRoom(Room(name: "#flat", createdAt: t))
+        let event = Event(type: "test", room: "#flat", job: nil, actor: "ann", at: t)
+        let job = try first.insertJob(Job(room: "#flat", title: "Sink", creator: "ann", createdAt: t), event: event).0
+        let chore = try first.insertChore(Chore(room: "#flat", name: "Bins", frequency: .days(1), hour: 9, minute: 0,
+                                                rotation: ["ann", "ben"], turnSince: t, due: t, createdBy: "ann", createdAt: t),
+                                          events: []).0
+        let request = try first.insertRequest(ServiceRequest(customer: "ann", category: "plumbing", description: "Tap", createdAt: t))
+        let timer = try first.insertEntry(TimeEntry(account: "ann", mode: "work", start: t))
+        let ask = try first.insertAsk(Ask(room: "#flat", kind: .work, job: nil, by: "ann", reason: "help", at: t), event: event).0
+
+        // (what; read it in a transaction, giving back the write of it changed; change it from the other process)
+        typealias ReadThenWrite = (any ChorusStorage) throws -> () throws -> Void
+        let kinds: [(String, ReadThenWrite, () throws -> Void)] = [
+            ("job", { tx in
+                var j = try XCTUnwrap(try tx.job(job.id))
+                return { j.title += " (first)"; _ = try tx.updateJob(j, events: []) }
+            }, {
+                var j = try XCTUnwrap(try other.job(job.id)); j.status = .inProgress; _ = try other.updateJob(j, events: [])
+            }),
+            ("chore", { tx in
+                var c = try XCTUnwrap(try tx.chore(named: "Bins", in: "#flat"))
+                return { c.current += 1; _ = try tx.updateChore(c, events: []) }
+            }, {
+                var c = try XCTUnwrap(try other.chore(named: "Bins", in: "#flat")); c.current += 1; _ = try other.updateChore(c, events: [])
+            }),
+            ("request", { tx in
+                var r = try XCTUnwrap(try tx.request(request.id))
+                return { r.status = .cancelled; try tx.updateRequest(r) }
+            }, {
+                var r = try XCTUnwrap(try other.request(request.id)); r.contractor = "ben"; try other.updateRequest(r)
+            }),
+            ("timer", { tx in
+                var e = try XCTUnwrap(try tx.entry(timer.id))
+                return { e.end = t.addingTimeInterval(60); try tx.updateEntry(e) }
+            }, {
+                var e = try XCTUnwrap(try other.entry(timer.id)); e.note = "on the sink"; try other.updateEntry(e)
+            }),
+            ("ask", { tx in
+                var a = try XCTUnwrap(try tx.ask(ask.id))
+                return { a.decidedBy = "ann"; _ = try tx.updateAsk(a, event: event) }
+            }, {
+                var a = try XCTUnwrap(try other.ask(ask.id)); a.state = .denied; _ = try other.updateAsk(a, event: event)
+            }),
+        ]
+        for (what, readThenWrite, changeElsewhere) in kinds {
+            XCTAssertThrowsError(try first.transaction(cache: nil) { tx in
+                let write = try readThenWrite(tx)
+                try changeElsewhere()
+                try write()
+            }, what) { error in
+                guard case StoreError.conflict = error else { return XCTFail("\(what): \(error)") }
+            }
+            // Read again, after the other's commit: the write goes through.
+            XCTAssertNoThrow(try first.transaction(cache: nil) { tx in try readThenWrite(tx)() }, what)
+        }
+        XCTAssertEqual(try first.job(job.id)?.status, .inProgress, "the other's change was kept")
+        XCTAssertEqual(try first.job(job.id)?.title, "Sink (first)")
+        XCTAssertEqual(try first.chore(named: "Bins", in: "#flat")?.current, 2)
+        XCTAssertEqual(try first.request(request.id)?.contractor, "ben")
+        XCTAssertEqual(try first.entry(timer.id)?.note, "on the sink")
+        XCTAssertEqual(try first.ask(ask.id)?.state, .denied)
+    }
+
     /// The test server's database, in a schema of the test's own (`prefix` and a UUID).
     private func freshLocation(_ prefix: String) throws -> PostgresLocation {
         var location = try PostgresLocation(try serverURL())

@@ -74,6 +74,26 @@ final class WorkspaceTests: XCTestCase {
         return result.withLock { $0! }
     }
 
+    /// Runs the changes in one batch: the writer is held until all of them are queued behind it
+    /// (queued sooner, the first could be taken alone). Their outcomes, in order.
+    func runInOneBatch(_ bodies: [@Sendable (Boards) throws -> Outcome]) -> [Outcome] {
+        let gate = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        workspace.afterWrites({ _ in holding.signal(); gate.wait() }, done: { _ in })
+        XCTAssertEqual(holding.wait(timeout: .now() + 5), .success)
+        let outcomes = Mutex<[Int: Outcome]>([:])
+        let finished = DispatchGroup()
+        for (i, body) in bodies.enumerated() {
+            finished.enter()
+            workspace.run(Change(body: body)) { outcome in
+                outcomes.withLock { $0[i] = outcome }
+                finished.leave()
+            }
+        }
+        gate.signal()
+        finished.wait()
+        return outcomes.withLock { o in bodies.indices.map { o[$0]! } }
+    }
+
     func testACommandsEventIsStoredWithItsRoomLineAndPlannedOnce() throws {
         let origin = Origin()
         let outcome = run({ boards in
@@ -125,32 +145,19 @@ final class WorkspaceTests: XCTestCase {
     /// Commands waiting while the writer is busy share one transaction (they see one handle), and a
     /// refused one takes back only its own writes; its events are never announced.
     func testWaitingCommandsShareOneTransactionAndARefusalIsTakenBackAlone() throws {
-        let gate = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
-        workspace.afterWrites({ _ in holding.signal(); gate.wait() }, done: { _ in })  // holds the writer
-        // Only once the writer is inside the read do the commands queue behind it, all together:
-        // queued sooner, the first could be taken in the read's turn and commit alone.
-        XCTAssertEqual(holding.wait(timeout: .now() + 5), .success)
         let handles = Mutex<[ObjectIdentifier]>([])
-        let outcomes = Mutex<[Int: Outcome]>([:])
-        let finished = DispatchGroup()
-        for i in 0..<3 {
-            finished.enter()
-            workspace.run(Change { boards in
+        let outcomes = runInOneBatch((0..<3).map { i in
+            { boards in
                 handles.withLock { $0.append(ObjectIdentifier(boards.store as AnyObject)) }
                 let change = try boards.jobs.add(title: "job \(i)", in: "#flat", by: "ann")
                 if i == 1 { return .refusal("no, after writing") }
                 return Outcome(events: change.events)
-            }) { outcome in
-                outcomes.withLock { $0[i] = outcome }
-                finished.leave()
             }
-        }
-        gate.signal()
-        finished.wait()
+        })
         let seen = handles.withLock { $0 }
         XCTAssertEqual(seen.count, 3)
         XCTAssertEqual(Set(seen).count, 1, "one transaction for the three")
-        XCTAssertEqual(outcomes.withLock { $0[1]?.refused }, true)
+        XCTAssertEqual(outcomes.map(\.refused), [false, true, false])
         var inFlat = JobFilter()
         inFlat.rooms = ["#flat"]
         XCTAssertEqual(try store.jobs(inFlat).map(\.title).sorted(), ["job 0", "job 2"])
@@ -303,5 +310,51 @@ final class WorkspaceTests: XCTestCase {
         workspace.fireDue { fired.signal() }
         XCTAssertEqual(fired.wait(timeout: .now() + 5), .success)
         XCTAssertEqual(sink.all.count, before)
+    }
+
+    /// Another process (a second node on the same PostgreSQL) changes the job a command read before
+    /// the command writes it: the command runs again on what is there now, and both changes stay.
+    /// One that meets such a change every time is refused, and nothing of its own is kept.
+    func testACommandThatMeetsAnotherProcessesChangeRunsAgainOnIt() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "one SQLite file has one process writing it")
+        let otherNode = try TestStore.at(folder: directory.path)
+        defer { otherNode.close() }
+        let t0 = self.t0
+        let elsewhere = JobBoard(store: otherNode, now: { t0 })
+        _ = run { boards in Outcome(events: try boards.jobs.add(title: "Paint the hall", in: "#flat", by: "ann").events) }
+
+        // In a batch after another command, so in a savepoint of its own: the commands around it are kept.
+        let runs = Mutex(0)
+        let outcomes = runInOneBatch([
+            { boards in Outcome(events: try boards.jobs.add(title: "Sweep", in: "#flat", by: "ann").events) },
+            { boards in
+                let attempt = runs.withLock { $0 += 1; return $0 }
+                _ = try boards.jobs.job(1, by: "ann")  // read, before the other node's change
+                if attempt == 1 { _ = try elsewhere.addTask(1, text: "buy paint", by: "ann") }
+                return Outcome(replies: ["added"], events: try boards.jobs.addTask(1, text: "tape the edges", by: "ann").events)
+            },
+            { boards in Outcome(events: try boards.jobs.add(title: "Mop", in: "#flat", by: "ann").events) },
+        ])
+        XCTAssertEqual(outcomes.map(\.refused), [false, false, false], "\(outcomes.map(\.replies))")
+        XCTAssertEqual(runs.withLock { $0 }, 2)
+        XCTAssertEqual(try store.job(1)?.tasks.map(\.text), ["buy paint", "tape the edges"])
+        XCTAssertEqual(try store.job(2)?.title, "Sweep")
+        XCTAssertEqual(try store.job(3)?.title, "Mop")
+        let taskLines = sink.all.flatMap(\.deliveries).compactMap { $0.event.data["text"] }
+        XCTAssertEqual(taskLines, ["tape the edges"], "announced once")
+        XCTAssertEqual(try store.history(of: "#flat", .latest(after: nil, limit: 10)).count, 4, "one room line each")
+
+        runs.withLock { $0 = 0 }
+        let refused = run { boards in
+            runs.withLock { $0 += 1 }
+            _ = try boards.jobs.job(1, by: "ann")
+            _ = try elsewhere.addTask(1, text: "another coat", by: "ann")
+            return Outcome(events: try boards.jobs.addTask(1, text: "never kept", by: "ann").events)
+        }
+        XCTAssertTrue(refused.refused)
+        XCTAssertTrue(refused.replies.joined().contains("job 1 was changed elsewhere at the same moment; try again"), "\(refused.replies)")
+        XCTAssertEqual(runs.withLock { $0 }, 5)
+        XCTAssertEqual(try store.job(1)?.tasks.map(\.text).filter { $0 == "another coat" }.count, 5)
+        XCTAssertFalse(try store.job(1)?.tasks.contains { $0.text == "never kept" } ?? true)
     }
 }

@@ -1,0 +1,54 @@
+import ChorusCore
+import PostgresNIO
+
+/// Two processes may read one row in transactions that overlap and each write what it decided
+/// from it: two `!done`s on one job, a task added on each of two nodes. The second write must not
+/// replace the first unseen. Each row a transaction reads to change is remembered with its version,
+/// PostgreSQL's `xmin` (the transaction that last wrote it), and the write changes it only if that
+/// is still so; otherwise the transaction's command runs again on what is there now
+/// (`PostgresStore.savepoint`). No lock is taken by reading: locks taken mid-batch deadlocked
+/// against the log's lock, and holding the log's lock for a whole batch cost every node's latency.
+extension PostgresLink {
+    private static func key(_ table: String, _ id: Int64) -> String { "\(table) \(id)" }
+
+    /// The rows `sql` returns, whose first column is the row's id and whose last is `xmin::text`
+    /// of `table`: in a transaction, each row's version is kept for `updateRow`.
+    func queryVersioned(_ table: String, _ sql: String, _ values: [any PostgresBindable] = []) throws -> [PostgresRandomAccessRow] {
+        let rows = try query(sql, values)
+        if inOpenTransaction {
+            for row in rows {
+                versionsRead[Self.key(table, try row.int64(0))] = try row.string(row.count - 1)
+            }
+        }
+        return rows
+    }
+
+    /// `UPDATE table SET assignments WHERE id = id`, and only if nobody changed the row since this
+    /// transaction read it: throws `StoreError.conflict` (and marks the transaction `conflicted`)
+    /// when somebody did, `StoreError.notFound` when there is no such row.
+    func updateRow(_ table: String, id: Int64, set assignments: String, _ values: [any PostgresBindable], what: String) throws {
+        // Once written here the row is this transaction's (its lock is held until the end): a
+        // later write in it needs no check, and the next read keeps the new version.
+        if let version = versionsRead.removeValue(forKey: Self.key(table, id)) {
+            let changed = try execute("UPDATE \(table) SET \(assignments) WHERE id = ? AND xmin = ?::xid", values + [id, version])
+            if changed == 0 {
+                conflicted = true
+                throw StoreError.conflict(what)
+            }
+        } else {
+            let changed = try execute("UPDATE \(table) SET \(assignments) WHERE id = ?", values + [id])
+            if changed == 0 { throw StoreError.notFound(what) }
+        }
+    }
+
+    /// After a savepoint is taken back: versions read in it may be of its own writes.
+    func forgetVersions() {
+        versionsRead.removeAll(keepingCapacity: true)
+    }
+
+    /// Whether a write found a row changed since it was read, since the last time this was asked.
+    func takeConflict() -> Bool {
+        defer { conflicted = false }
+        return conflicted
+    }
+}
