@@ -1,6 +1,9 @@
 import ChorusCore
 import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The SQLite store: one file in WAL mode, one writer, concurrent readers (GRDB's `DatabasePool`).
 /// An in-memory store (`SQLiteStore.inMemory()`) runs the same schema for fast tests.
@@ -44,10 +47,13 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         }
         // Password hashes and private messages: a new database is the owner's alone. SQLite gives
         // its -wal and -shm files the database file's mode, so they follow.
-        if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-            }
+        // Made with O_EXCL, never replaced: `FileManager.createFile` writes a new file and renames
+        // it into place, which swapped an empty file under a second opener already migrating.
+        let made = Glibc.open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if made >= 0 {
+            Glibc.close(made)
+        } else if errno != EEXIST {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
         }
         pool = try Self.open(path, config)
         connection = nil
