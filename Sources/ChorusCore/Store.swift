@@ -8,6 +8,9 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Another process changed the row between this transaction's read of it and its write (a
     /// store shared by several processes): the savepoint runs its command again, on what is there now.
     case conflict(String)
+    /// The database stopped the transaction to break a deadlock with another process's: nothing of
+    /// it was kept, and it may be run again whole.
+    case deadlock
 
     public var description: String {
         switch self {
@@ -15,6 +18,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notFound(let what): "\(what) was not found"
         case .notInTransaction: "a savepoint needs a transaction"
         case .conflict(let what): "\(what) was changed elsewhere at the same moment; try again"
+        case .deadlock: "the database stopped this change to let another go first; try again"
         }
     }
 }

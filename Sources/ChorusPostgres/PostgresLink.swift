@@ -22,6 +22,9 @@ final class PostgresLink: @unchecked Sendable {
     /// a write found one changed by another process since.
     var versionsRead: [String: String] = [:]
     var conflicted = false
+    /// In a transaction: the database ended it to break a deadlock (or refused it to keep
+    /// transactions apart): no savepoint can go on from here, only the whole transaction again.
+    private(set) var stoppedByDatabase = false
     /// Whether a transaction is open on this connection (a version read outside one means nothing).
     private(set) var inOpenTransaction = false
     /// At most this many savepoints stay open (PostgreSQL keeps 64 subtransactions per session
@@ -90,6 +93,7 @@ final class PostgresLink: @unchecked Sendable {
             changedTransaction = true
             let failure = PostgresStoreError(error, sql: sql)
             if failure.connectionLost || connection.isClosed { broken = true }
+            if failure.stoppedToLetAnotherGo { stoppedByDatabase = true }
             throw failure
         }
     }
@@ -110,6 +114,7 @@ final class PostgresLink: @unchecked Sendable {
         openSavepoints = 0
         versionsRead.removeAll(keepingCapacity: true)
         conflicted = false
+        stoppedByDatabase = false
         inOpenTransaction = true
         defer { inOpenTransaction = false }
         let result: T
@@ -186,6 +191,9 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
         }
         if let sql { description += " in: \(sql.prefix(120))" }
     }
+
+    /// A deadlock broken (`40P01`) or a serialization failure (`40001`): the transaction may succeed run again.
+    var stoppedToLetAnotherGo: Bool { state == "40P01" || state == "40001" }
 
     /// The connection itself is gone (as opposed to a statement refused): it is not given back.
     var connectionLost: Bool { state == nil || state!.hasPrefix("08") || state!.hasPrefix("57P") }

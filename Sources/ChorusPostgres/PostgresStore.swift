@@ -72,6 +72,7 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
             }
         } catch {
             cache?.forgetAll()  // the transaction read its own writes, and they are gone (a failed COMMIT too)
+            if let failure = error as? PostgresStoreError, failure.stoppedToLetAnotherGo { throw StoreError.deadlock }
             throw error
         }
     }
@@ -83,6 +84,9 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
         guard let link = connection else { throw StoreError.notInTransaction }
         for attempt in 1...Self.attemptsOnConflict {
             let kept = try savepointOnce(link, body)
+            // The locks taken before this savepoint are part of the deadlock: only running the
+            // whole transaction again, after the other, can go on (`Workspace` does).
+            if link.stoppedByDatabase { throw StoreError.deadlock }
             // Another process changed a row the command read before the command wrote it (`RowVersions`):
             // what it wrote is taken back, and it runs again on what is there now.
             guard link.takeConflict() else { return }

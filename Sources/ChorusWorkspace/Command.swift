@@ -125,6 +125,7 @@ public struct Outcome: Sendable {
         return outcome
     }
 
-    /// What a command's asker is told when its batch could not be committed.
-    public static let notCommitted = Outcome(replies: ["Sorry, that did not work. Nothing was changed."])
+    /// What a command's asker is told when its batch could not be committed: a refusal, so no
+    /// caller takes it for done.
+    public static let notCommitted = Outcome.refusal("Sorry, that did not work. Nothing was changed.", code: "TEMPORARILY_UNAVAILABLE")
 }

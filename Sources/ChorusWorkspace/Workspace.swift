@@ -238,52 +238,25 @@ public final class Workspace: @unchecked Sendable {
         /// The transport's writes that failed inside the batch (the rest of it committed).
         var writeFailures: [Int: Error] = [:]
         do {
-            try store.transaction(cache: freshCache) { tx in
-                // The room lines of the batch's events, stored at its end in one statement run:
-                // one call per line cost more than the insert itself.
-                var roomLines: [HistoryEntry] = []
-                let boards = Boards(store: tx, timeZone: settings.timeZone, now: now)
-                for (index, item) in batch.enumerated() {
-                    switch item {
-                    case .write(let what, let work, let done):
-                        try tx.savepoint {
-                            writeFailures[index] = nil
-                            do { try work(tx); return true } catch {
-                                // A write with `done` is its owner's to report (once, not per batch).
-                                if done == nil { logger.error("could not save \(what): \(error)") }
-                                writeFailures[index] = error
-                                return false
-                            }
-                        }
-                    case .command(let command, _, _):
-                        var outcome = Outcome.notCommitted
-                        var deliveries: [Delivery] = []
-                        let linesBefore = roomLines.count
-                        try tx.savepoint {
-                            // Run again when another process changed what it read: from the start.
-                            roomLines.removeSubrange(linesBefore...)
-                            deliveries = []
-                            outcome = command.run(on: boards)
-                            guard !outcome.refused else { return false }
-                            do {
-                                deliveries = try plan(outcome, tx, lines: &roomLines)
-                                return true
-                            } catch {
-                                logger.error("could not store a command's events: \(error)")
-                                outcome = .notCommitted
-                                return false
-                            }
-                        }
-                        results.append((index, outcome, deliveries))
-                    case .read:
-                        preconditionFailure("reads run between batches")
-                    }
+            for attempt in 1... {
+                results = []
+                writeFailures = [:]
+                do {
+                    try runBatch(batch, &results, &writeFailures)
+                    break
+                } catch StoreError.deadlock where attempt < Self.batchAttempts {
+                    // Another process's batch went first; nothing of this one was kept: again, whole.
+                    logger.info("a batch of \(batch.count) changes waited on another process's; running it again")
                 }
-                try tx.appendHistory(roomLines)
             }
             batchListener.withLock { $0 }?.call(batch.count)
             for (index, item) in batch.enumerated() {
-                guard case .write(_, _, let done?) = item else { continue }
+                guard case .write(let what, _, let done) = item else { continue }
+                // A write with `done` is its owner's to report.
+                guard let done else {
+                    if let error = writeFailures[index] { logger.error("could not save \(what): \(error)") }
+                    continue
+                }
                 done(writeFailures[index].map { .failure($0) } ?? .success(()))
             }
         } catch {
@@ -325,6 +298,57 @@ public final class Workspace: @unchecked Sendable {
             if case .command(_, _, let done?) = batch[index] { done(outcome) }
         }
         if dueMayHaveChanged { reckonDueNow() }
+    }
+
+    /// How many times a batch the database stopped to break a deadlock is run in all.
+    static let batchAttempts = 3
+
+    /// The batch in one transaction: each change in a savepoint of its own, the room lines of its
+    /// commands' events stored at the end. What each command did, and which of the transport's
+    /// writes failed (the rest of the batch is kept), go to `results` and `writeFailures`.
+    private func runBatch(_ batch: [Work], _ results: inout [(index: Int, outcome: Outcome, deliveries: [Delivery])],
+                          _ writeFailures: inout [Int: Error]) throws {
+        try store.transaction(cache: freshCache) { tx in
+            // The room lines of the batch's events, stored at its end in one statement run:
+            // one call per line cost more than the insert itself.
+            var roomLines: [HistoryEntry] = []
+            let boards = Boards(store: tx, timeZone: settings.timeZone, now: now)
+            for (index, item) in batch.enumerated() {
+                switch item {
+                case .write(_, let work, _):
+                    try tx.savepoint {
+                        writeFailures[index] = nil
+                        do { try work(tx); return true } catch {
+                            writeFailures[index] = error
+                            return false
+                        }
+                    }
+                case .command(let command, _, _):
+                    var outcome = Outcome.notCommitted
+                    var deliveries: [Delivery] = []
+                    let linesBefore = roomLines.count
+                    try tx.savepoint {
+                        // Run again when another process changed what it read: from the start.
+                        roomLines.removeSubrange(linesBefore...)
+                        deliveries = []
+                        outcome = command.run(on: boards)
+                        guard !outcome.refused else { return false }
+                        do {
+                            deliveries = try plan(outcome, tx, lines: &roomLines)
+                            return true
+                        } catch {
+                            logger.error("could not store a command's events: \(error)")
+                            outcome = .notCommitted
+                            return false
+                        }
+                    }
+                    results.append((index, outcome, deliveries))
+                case .read:
+                    preconditionFailure("reads run between batches")
+                }
+            }
+            try tx.appendHistory(roomLines)
+        }
     }
 
     /// Decides, once, how each event of a command reaches people, and makes each room line, which

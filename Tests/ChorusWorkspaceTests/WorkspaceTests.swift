@@ -169,6 +169,23 @@ final class WorkspaceTests: XCTestCase {
     /// The transport's own writes go through the same door, in order: a read queued after them sees them.
     /// Registering: the account is hashed before it reaches the writer, and a name taken since it
     /// was checked is refused with a code the transport turns into ACCOUNT_EXISTS.
+    /// A batch that cannot be committed (here its room lines have no table to go to) keeps
+    /// nothing, and every command in it is answered as refused: no caller takes it for done.
+    func testCommandsOfABatchThatCannotCommitAreRefused() throws {
+        try TestStore.renameTable("history", to: "history_away", folder: directory.path)
+        let outcomes = runInOneBatch([
+            { boards in Outcome(events: try boards.jobs.add(title: "Fix the sink", in: "#flat", by: "ann").events) },
+            { boards in Outcome(events: try boards.jobs.add(title: "Sweep", in: "#flat", by: "ann").events) },
+        ])
+        XCTAssertEqual(outcomes.map(\.refused), [true, true])
+        XCTAssertEqual(outcomes.map(\.code), ["TEMPORARILY_UNAVAILABLE", "TEMPORARILY_UNAVAILABLE"])
+        XCTAssertTrue(outcomes[0].replies.joined().contains("Nothing was changed"), "\(outcomes[0].replies)")
+        XCTAssertTrue(sink.all.isEmpty, "nothing announced")
+        try TestStore.renameTable("history_away", to: "history", folder: directory.path)
+        XCTAssertEqual(try store.job(1), nil, "nothing kept")
+        XCTAssertFalse(run { boards in Outcome(events: try boards.jobs.add(title: "Mop", in: "#flat", by: "ann").events) }.refused)
+    }
+
     func testAnAccountIsOpenedOnceThroughTheDoor() async throws {
         let accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: 1))
         let dora = try accounts.prepare(name: "dora", password: "dora-password")
@@ -356,5 +373,54 @@ final class WorkspaceTests: XCTestCase {
         XCTAssertEqual(runs.withLock { $0 }, 5)
         XCTAssertEqual(try store.job(1)?.tasks.map(\.text).filter { $0 == "another coat" }.count, 5)
         XCTAssertFalse(try store.job(1)?.tasks.contains { $0.text == "never kept" } ?? true)
+    }
+
+    /// A batch and another process's transaction lock two jobs in opposite orders: the database
+    /// breaks the deadlock by stopping the batch, which runs again, whole, once the other is done.
+    /// Nothing is refused and nothing of either is lost.
+    func testABatchTheDatabaseStopsToBreakADeadlockRunsAgain() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "one SQLite file has one process writing it")
+        let otherNode = try TestStore.at(folder: directory.path)
+        defer { otherNode.close() }
+        for title in ["Sink", "Hall"] {
+            _ = run { boards in Outcome(events: try boards.jobs.add(title: title, in: "#flat", by: "ann").events) }
+        }
+        let otherHasJob1 = DispatchSemaphore(value: 0), startOther = DispatchSemaphore(value: 0)
+        let otherDone = DispatchGroup()
+        DispatchQueue.global().async(group: otherDone) {
+            startOther.wait()
+            try? otherNode.transaction(cache: nil) { tx in
+                for id: Int64 in [1, 2] {
+                    var job = try XCTUnwrap(try tx.job(id))
+                    job.description = "from the other node"
+                    _ = try tx.updateJob(job, events: [])
+                    if id == 1 {
+                        otherHasJob1.signal()
+                        // The batch is waiting for job 1 by now: it waited first, so the database's
+                        // deadlock check (after a second) stops it rather than this.
+                        Thread.sleep(forTimeInterval: 0.5)
+                    }
+                }
+            }
+        }
+        let runsOfSecond = Mutex(0)
+        let outcomes = runInOneBatch([
+            { boards in Outcome(events: try boards.jobs.edit(2, title: "Paint the hall", by: "ann").events) },
+            { boards in
+                if runsOfSecond.withLock({ $0 += 1; return $0 }) == 1 {
+                    startOther.signal()
+                    otherHasJob1.wait()
+                }
+                return Outcome(events: try boards.jobs.edit(1, title: "Fix the sink", by: "ann").events)
+            },
+        ])
+        XCTAssertEqual(otherDone.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(outcomes.map(\.refused), [false, false], "\(outcomes.map(\.replies))")
+        XCTAssertEqual(runsOfSecond.withLock { $0 }, 2, "stopped once, run again")
+        for (id, title) in [(Int64(1), "Fix the sink"), (2, "Paint the hall")] {
+            let job = try XCTUnwrap(try store.job(id))
+            XCTAssertEqual(job.title, title)
+            XCTAssertEqual(job.description, "from the other node")
+        }
     }
 }
