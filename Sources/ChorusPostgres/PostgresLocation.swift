@@ -74,6 +74,19 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         "chorusd" + (schema.map { " " + $0 } ?? "")
     }
 
+    /// The channel whose NOTIFY wakes this installation's processes: one per schema, so that
+    /// installations sharing a database do not wake each other (`chorus_lines`, or
+    /// `chorus_lines_<schema>`; a long schema name is shortened with a hash of it, channels being
+    /// identifiers of at most 63 bytes).
+    public var channel: String {
+        guard let schema else { return "chorus_lines" }
+        let whole = "chorus_lines_" + schema
+        if whole.utf8.count <= 63 { return whole }
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325  // FNV-1a: the same name on every node and every run
+        for byte in schema.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return "chorus_lines_" + schema.prefix(33) + "_" + String(hash, radix: 16).leftPadded(to: 16)
+    }
+
     public var configuration: PostgresConnection.Configuration {
         get throws {
             var configuration = try connection
@@ -104,6 +117,12 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         return name.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "_" }
     }
 
-    /// `"name"`, for a name `isIdentifier` accepted.
+    /// `"name"`, for a name `isIdentifier` accepted (and for `channel`, made of one).
     static func quotedIdentifier(_ name: String) -> String { "\"\(name)\"" }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        String(repeating: "0", count: max(0, width - count)) + self
+    }
 }

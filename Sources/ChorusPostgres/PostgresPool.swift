@@ -8,7 +8,7 @@ import PostgresNIO
 /// time; a caller waits for one to come back. A connection found broken is closed and replaced by
 /// a new one on the next call, so the store recovers by itself once the database is back.
 final class PostgresPool: @unchecked Sendable {
-    private let location: PostgresLocation
+    let location: PostgresLocation
     private let size: Int
     private let logger: Logger
     /// NIO's shared loops: the store's connections wait on them, never the server's own loops.
@@ -87,8 +87,10 @@ final class PostgresPool: @unchecked Sendable {
                 if let schema = location.schema {
                     try link.execute("SET search_path TO \(PostgresLocation.quotedIdentifier(schema))")
                 }
-                // What this connection writes is this process's: the room triggers note it.
-                try link.execute("SELECT set_config('chorus.node', ?, false)", [node])
+                // What this connection writes is this process's: the room triggers note it, and
+                // wake this installation's processes on its channel.
+                try link.execute("SELECT set_config('chorus.node', ?, false), set_config('chorus.channel', ?, false)",
+                                 [node, location.channel])
             } catch {
                 let closing: EventLoopFuture<Void> = connection.close()
                 try? closing.wait()
@@ -125,7 +127,7 @@ final class PostgresPool: @unchecked Sendable {
             for (channel, wake) in wanted {
                 // A notification this process sent itself is news only to the others.
                 connection.addListener(channel: channel) { _, note in if note.payload != node { wake(note.payload) } }
-                _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(channel)"), logger: logger).wait()
+                _ = try connection.query(PostgresQuery(unsafeSQL: "LISTEN \(PostgresLocation.quotedIdentifier(channel))"), logger: logger).wait()
             }
             lock.lock()
             if self.closed {

@@ -103,8 +103,6 @@ extension PostgresStore {
 }
 
 extension PostgresStore: SharedLog {
-    /// The channel `NOTIFY` wakes the other processes on.
-    static let linesChannel = "chorus_lines"
 
     /// Lines and presence take their ids, and commit, one process at a time: a reader that has
     /// seen id N has then seen everything before it (the lock is held until the commit). The
@@ -112,7 +110,7 @@ extension PostgresStore: SharedLog {
     /// commit (one per transaction), naming this process, whose own listener passes over it.
     static func takeLog(_ link: PostgresLink, node: String) throws {
         // Advisory locks are the database's: the schema's name keeps installations in one apart.
-        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history ' || current_schema())), pg_notify('\(linesChannel)', ?)",
+        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history ' || current_schema())), pg_notify(current_setting('chorus.channel'), ?)",
                          [node])
     }
 
@@ -156,7 +154,7 @@ extension PostgresStore: SharedLog {
     public func whenCommitted(_ wake: @escaping @Sendable (_ roomsChanged: Bool) -> Void) {
         // Lines and presence wake with the writer's node; the room triggers with `rooms <node>`.
         let ownRooms = "rooms " + pool.node
-        pool.listen(PostgresStore.linesChannel) { payload in
+        pool.listen(pool.location.channel) { payload in
             if payload == ownRooms { return }
             wake(payload.hasPrefix("rooms "))
         }

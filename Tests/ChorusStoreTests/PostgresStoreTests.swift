@@ -295,6 +295,37 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try first.ask(ask.id)?.state, .denied)
     }
 
+    /// Installations in two schemas of one database: a process is woken by its own installation's
+    /// commits (a line, a room made), never by the other's.
+    func testEachInstallationWakesOnItsOwnChannel() throws {
+        let ours = try freshLocation("w"), theirs = try freshLocation("w")
+        XCTAssertNotEqual(ours.channel, theirs.channel)
+        let listening = try PostgresStore(location: ours, connections: 1)
+        let sameInstallation = try PostgresStore(location: ours, connections: 1)
+        let otherInstallation = try PostgresStore(location: theirs, connections: 1)
+        defer { listening.close(); sameInstallation.close(); otherInstallation.close() }
+        let woken = DispatchSemaphore(value: 0)
+        listening.whenCommitted { _ in woken.signal() }
+        Thread.sleep(forTimeInterval: 0.3)  // its LISTEN is in place
+        func line(_ n: Int) -> HistoryEntry {
+            HistoryEntry(conversation: "#flat", msgid: "m\(n)", time: Date(), command: "PRIVMSG", source: "ann!a@h",
+                         account: "ann", target: "#flat", text: "hello \(n)")
+        }
+        try otherInstallation.transaction(cache: nil) { try $0.appendHistory([line(1)]) }
+        try otherInstallation.saveRoom(Room(name: "#flat", createdAt: Date()))
+        XCTAssertEqual(woken.wait(timeout: .now() + 0.5), .timedOut, "the other installation's commits wake no one here")
+        try sameInstallation.transaction(cache: nil) { try $0.appendHistory([line(2)]) }
+        XCTAssertEqual(woken.wait(timeout: .now() + 5), .success, "a line of its own installation does")
+        try sameInstallation.saveRoom(Room(name: "#flat", createdAt: Date()))
+        XCTAssertEqual(woken.wait(timeout: .now() + 5), .success, "and a room made by it")
+
+        var long = ours
+        long.schema = String(repeating: "s", count: 63)
+        XCTAssertLessThanOrEqual(long.channel.utf8.count, 63, "a channel is an identifier")
+        long.schema = String(repeating: "s", count: 62) + "t"
+        XCTAssertNotEqual(long.channel, { var l = long; l.schema = String(repeating: "s", count: 63); return l.channel }())
+    }
+
     /// The test server's database, in a schema of the test's own (`prefix` and a UUID).
     private func freshLocation(_ prefix: String) throws -> PostgresLocation {
         var location = try PostgresLocation(try serverURL())
