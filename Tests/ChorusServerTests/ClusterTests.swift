@@ -1,3 +1,4 @@
+import ChorusIRC
 import ChorusServer
 import ChorusTestSupport
 import Foundation
@@ -119,5 +120,44 @@ final class ClusterTests: XCTestCase {
         XCTAssertTrue(due.params[1].hasPrefix("Your turn: dishes in #flat is due now"), due.params[1])
         XCTAssertEqual(due.source?.hasPrefix("Chorus!"), true)
         XCTAssertFalse(ben.drain(for: 1.5).contains { $0.command == "NOTICE" && $0.params.first == "ben" }, "the reminder came once")
+    }
+
+    /// ann on node A and ben on node B add tasks to one job at the same moment, twenty each, sent
+    /// without waiting: their batches overlap, and each task is kept (none written over by the
+    /// other node's write of the job), and each is announced once.
+    func testTasksAddedToOneJobOnTwoNodesAtOnceAreAllKept() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        let a = try TestServer(sharing: shared), b = try TestServer(sharing: shared)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("ben", "ben-password")
+        try b.server.reloadAccountKeys()
+        let ann = try a.connect(as: "ann")
+        try ann.join("#den")
+        let ben = try b.connect(as: "ben")
+        try ben.join("#den")
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        // Command lines not relayed: a relayed line is stored before its command, and storing it
+        // takes the log's lock, which would keep the two nodes' batches from overlapping at all.
+        ann.send("PRIVMSG #den :!room set echo off")
+        try ben.expect("echo off, on node B") { $0.params.last?.contains("echo off") == true }
+        ann.send("PRIVMSG #den :!job add Paint the hall @ben")
+        try ben.expect("the job, on node B") { $0.params.last?.contains("created job 1 ") == true }
+
+        func tasks(_ who: String) -> [UInt8] {
+            Array((1...20).map { "PRIVMSG #den :!task add 1 \(who) \($0)\r\n" }.joined().utf8)
+        }
+        ann.sendRaw(tasks("ann"))
+        ben.sendRaw(tasks("ben"))
+        let added = { (m: Message) in m.command == "NOTICE" && m.params.last?.contains("added task") == true }
+        let seen = try ann.collect { m in added(m) && m.params.last?.contains("ben 20") == true }.filter(added)
+            + ann.drain(for: 1).filter(added)
+        XCTAssertEqual(seen.count, 40, "each task announced once: \(seen.map { $0.params.last ?? "" })")
+
+        let store = try TestStore.at(folder: shared)
+        defer { store.close() }
+        let kept = try XCTUnwrap(try store.job(1)).tasks.map(\.text)
+        XCTAssertEqual(kept.count, 40, "\(kept)")
+        XCTAssertEqual(Set(kept), Set(["ann", "ben"].flatMap { who in (1...20).map { "\(who) \($0)" } }))
     }
 }
