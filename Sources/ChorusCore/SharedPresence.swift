@@ -17,6 +17,9 @@ public protocol SharedLog: Sendable {
     func roomsChanged(since: Int64?) throws -> (rooms: [(room: String, changed: Int64)], now: Int64)
     /// A room as stored now; nil when it is gone.
     func storedRoom(_ key: String) throws -> StoredRoom?
+    /// Stores `room` unless a room of its name is stored already: nil when this call made it, else
+    /// the room as stored. Two processes making one room at once: one makes it, the other is told.
+    func makeRoom(_ room: Room) throws -> StoredRoom?
 }
 
 /// What another process committed: a line, a change in who is connected there, or a room's new state.

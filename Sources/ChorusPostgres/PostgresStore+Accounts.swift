@@ -181,13 +181,14 @@ extension PostgresStore {
 
     public func saveRoom(_ room: Room) throws {
         forget { $0.roomNames[room.key] = nil }
-        try db.write { link in
-            try link.execute(StoredStatements.saveRoom, [
-                room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from), room.modes.inviteOnly,
-                room.modes.topicLocked, room.modes.noExternal, room.modes.secret, room.modes.moderated, room.modes.key,
-                room.modes.limit, room.bans.joined(separator: "\n"), Millis.from(room.createdAt),
-            ])
-        }
+        try db.write { link in try link.execute(StoredStatements.saveRoom, Self.roomValues(room)) }
+    }
+
+    /// `StoredStatements.insertRoom`'s values.
+    static func roomValues(_ room: Room) -> [any PostgresBindable] {
+        [room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from), room.modes.inviteOnly,
+         room.modes.topicLocked, room.modes.noExternal, room.modes.secret, room.modes.moderated, room.modes.key,
+         room.modes.limit, room.bans.joined(separator: "\n"), Millis.from(room.createdAt)]
     }
 
     public func deleteRoom(named name: String) throws {

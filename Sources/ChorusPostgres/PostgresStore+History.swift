@@ -177,6 +177,19 @@ extension PostgresStore: SharedLog {
         }
     }
 
+    public func makeRoom(_ room: Room) throws -> StoredRoom? {
+        // Closed by its last manager between the two statements: made again, here.
+        for _ in 0..<3 {
+            let made = try db.write { link in
+                try link.query(StoredStatements.insertRoom + " ON CONFLICT (key) DO NOTHING RETURNING key", Self.roomValues(room))
+            }
+            forget { $0.roomNames[room.key] = nil }
+            if !made.isEmpty { return nil }
+            if let stored = try storedRoom(room.key) { return stored }
+        }
+        throw StoreError.conflict("room \(room.name)")
+    }
+
     public func storedRoom(_ key: String) throws -> StoredRoom? {
         guard let room = try rooms("WHERE key = ?", [key]).first else { return nil }
         return StoredRoom(room: room, settings: try roomSettings(key), memberships: try memberships(ofRoom: key))

@@ -4,10 +4,15 @@ import GRDB
 /// Statements both stores run as they stand (`?` for each value).
 public enum StoredStatements {
     /// A room's row, made or brought up to date; its values in the order of `rooms`' columns here.
-    public static let saveRoom = """
+    /// A room's row, without saying what happens when one of its name is there already.
+    public static let insertRoom = """
         INSERT INTO rooms (key, name, topic, topic_set_by, topic_set_at, invite_only, topic_locked,
                            no_external, secret, moderated, channel_key, user_limit, bans, created_at)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    public static let saveRoom = insertRoom + """
+
         ON CONFLICT (key) DO UPDATE SET
           name = excluded.name, topic = excluded.topic, topic_set_by = excluded.topic_set_by,
           topic_set_at = excluded.topic_set_at, invite_only = excluded.invite_only,

@@ -255,6 +255,40 @@ final class ClusterPresenceTests: XCTestCase {
         XCTAssertTrue(taken, "cat was not free on node B after leaving node A")
         XCTAssertEqual(try watcher.expect(command: "731").params.last, "dog", "dog went offline with the nick change")
     }
+
+    /// A guest on each of two nodes makes the same new room at the same moment, eight times over,
+    /// and then two accounts do: the database makes each room once, and only the one whose node
+    /// made it is its operator (for an account, its manager).
+    func testOfTwoMakingOneRoomOnTwoNodesAtOnceOneIsItsOperator() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        try n[1].server.reloadAccountKeys()
+        let amy = try n[0].connect(), bob = try n[1].connect()
+        try amy.register("amy")
+        try bob.register("bob")
+        let ann = try n[0].connect(as: "ann"), ben = try n[1].connect(as: "ben")
+        for (prefix, first, second) in [("#guests", (amy, "amy"), (bob, "bob")), ("#team", (ann, "ann"), (ben, "ben"))] {
+            let rooms = (1...8).map { "\(prefix)\($0)" }
+            first.0.send("JOIN \(rooms.joined(separator: ","))")
+            second.0.send("JOIN \(rooms.joined(separator: ","))")
+            /// Whether `nick` is an operator of each room, from its own name in the NAMES its JOIN got.
+            func opped(_ who: TestClient, _ nick: String) throws -> [String: Bool] {
+                var found: [String: Bool] = [:]
+                for message in try who.collect(until: { $0.command == "366" && $0.params[1] == rooms.last }) where message.command == "353" {
+                    let names = message.params.last?.split(separator: " ").map(String.init) ?? []
+                    if names.contains("@" + nick) { found[message.params[2]] = true } else if names.contains(nick) { found[message.params[2]] = false }
+                }
+                return found
+            }
+            let firstOps = try opped(first.0, first.1), secondOps = try opped(second.0, second.1)
+            for room in rooms {
+                let ops = [firstOps[room], secondOps[room]].compactMap { $0 }
+                XCTAssertEqual(ops.count, 2, "both came in to \(room)")
+                XCTAssertEqual(ops.filter { $0 }.count, 1, "one operator of \(room): \(firstOps[room] == true ? first.1 : second.1)?")
+            }
+        }
+    }
 }
 
 /// A node that dies without a word (`kill -9`): the others give it up when its lease lapses, QUIT

@@ -19,7 +19,9 @@ extension IRCServer {
         }
     }
 
-    private func join(_ client: Client, _ roomName: String, key: String?, lookedUp: Bool = false, reply: Reply) {
+    /// `madeElsewhere`: another process made the room as this one tried to (`SharedLog.makeRoom`):
+    /// whoever came in with it there came first, however soon this process hears of them.
+    private func join(_ client: Client, _ roomName: String, key: String?, madeElsewhere: Bool = false, reply: Reply) {
         guard Names.isValidChannel(roomName) else {
             return reply.numeric(.noSuchChannel, roomName, "Illegal room name: use # and up to 49 characters without spaces or commas")
         }
@@ -47,14 +49,30 @@ extension IRCServer {
             room.invitedNicks.remove(client.nickKey)
             if let remembered { return enter(room, client, status: LiveRoom.Status(remembered), reply: reply) }
             // A room nobody runs goes to whoever comes in first, as an empty IRC channel would.
-            let firstComer = !room.members.contains(where: { room.isOp($0) })
+            let firstComer = !madeElsewhere && !room.members.contains(where: { room.isOp($0) })
                 && !remote.members(of: roomKey).contains { $0.rooms[roomKey]?.contains("o") == true }
             arrive(client, in: room, firstComer: firstComer, reply: reply)
-        } else if let shared = store as? any SharedLog, !lookedUp {
-            // Another process may have made it since this one last heard: asked before making it anew.
-            reply.wait(for: readAfterWrites { _ in try shared.storedRoom(roomKey) }) { result in
-                if case .success(let stored?) = result, self.rooms[roomKey] == nil { self.roomChangedElsewhere(roomKey, stored) }
-                self.join(client, roomName, key: key, lookedUp: true, reply: reply)
+        } else if let shared = store as? any SharedLog {
+            // Another process may have made it since this one last heard, or make it at this moment:
+            // the database says which one made it.
+            let made = Room(name: roomName, createdAt: now())
+            reply.wait(for: readAfterWrites { _ in try shared.makeRoom(made) }) { result in
+                switch result {
+                case .success(nil):
+                    let room = self.rooms[roomKey] ?? LiveRoom(room: made)
+                    if self.rooms[roomKey] == nil {
+                        room.hasHistory = false
+                        self.rooms[roomKey] = room
+                    }
+                    self.arrive(client, in: room, firstComer: true, reply: reply)
+                case .success(let stored?):
+                    if self.rooms[roomKey] == nil { self.roomChangedElsewhere(roomKey, stored) }
+                    self.join(client, roomName, key: key, madeElsewhere: true, reply: reply)
+                case .failure(let error):
+                    self.logger.error("could not make room \(roomName): \(error)")
+                    reply.fail("TEMPORARILY_UNAVAILABLE", context: [roomName], "Could not make \(roomName); nothing changed, try again",
+                               command: "JOIN")
+                }
             }
         } else {
             let room = LiveRoom(room: Room(name: roomName, createdAt: now()))
