@@ -151,7 +151,9 @@ final class TestClient {
     /// A client of IRC over WebSocket (TLS), as a browser would be: it asks for `subprotocols` and
     /// names `origin`. Lines arrive one per message; a close frame arrives as the line
     /// `WSCLOSE <code> :<reason>`, so tests can wait for it as for any line.
-    init(webSocketPort port: Int, subprotocols: [String] = ["text.ircv3.net"], origin: String? = nil, tls useTLS: Bool = true) throws {
+    /// `proxyHeader`: sent before anything else, as a balancer sends its PROXY header.
+    init(webSocketPort port: Int, subprotocols: [String] = ["text.ircv3.net"], origin: String? = nil, tls useTLS: Bool = true,
+         proxyHeader: String? = nil) throws {
         let inbox = self.inbox
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
@@ -161,6 +163,9 @@ final class TestClient {
         channel = try ClientBootstrap(group: Self.group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let proxyHeader {
+                        try channel.pipeline.syncOperations.addHandler(Preamble(bytes: Array(proxyHeader.utf8)))
+                    }
                     if useTLS {
                         try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
                     }
@@ -381,6 +386,18 @@ private final class FrameCollector: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) { inbox.close() }
     func errorCaught(context: ChannelHandlerContext, error: Error) { context.close(promise: nil) }
+}
+
+/// Writes its bytes first on a new connection, beneath everything else on it (a PROXY header).
+private final class Preamble: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let bytes: [UInt8]
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    func channelActive(context: ChannelHandlerContext) {
+        context.writeAndFlush(NIOAny(context.channel.allocator.buffer(bytes: bytes)), promise: nil)
+        context.fireChannelActive()
+    }
 }
 
 /// Fails a WebSocket client's set-up when the server answers its upgrade with anything but 101.

@@ -94,6 +94,21 @@ final class ProxyHeaderTests: XCTestCase {
         XCTAssertEqual(try get("/health", header: nil), [], "the balancer's connection without its header is closed unanswered")
     }
 
+    /// IRC over WebSocket behind the balancer: the person in the browser is known by their own
+    /// address, and a connection from the balancer without its header is not upgraded.
+    func testAWebSocketClientIsKnownByItsOwnAddress() throws {
+        let server = try TestServer(configure: { config in
+            config.webPlain = .init(host: "127.0.0.1", port: 0)
+            config.proxyFrom = ["127.0.0.1"]
+        })
+        let wes = try TestClient(webSocketPort: server.webPlainPort, tls: false,
+                                 proxyHeader: "PROXY TCP4 203.0.113.8 127.0.0.1 40000 8080\r\n")
+        try wes.register("wes")
+        wes.send("WHOIS wes")
+        XCTAssertEqual(try wes.expect(command: "338").params[2], "203.0.113.8")
+        XCTAssertThrowsError(try TestClient(webSocketPort: server.webPlainPort, tls: false), "no header from the balancer: closed")
+    }
+
     func testAHeaderFromAnyoneButABalancerIsNotRead() throws {
         let server = try TestServer(configure: { $0.proxyFrom = ["192.0.2.1"] })
         let c = try server.connect()
