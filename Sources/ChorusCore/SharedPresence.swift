@@ -8,9 +8,9 @@ public protocol SharedLog: Sendable {
     /// `limit` of each kind (this process's own are passed over), the position to read after next,
     /// and whether more was left for the next read.
     func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool)
-    /// Calls `wake` soon after another process commits something (`roomsChanged`: a room's state,
-    /// else lines or presence): a hint that may come late, or not at all, so a reader polls as well.
-    func whenCommitted(_ wake: @escaping @Sendable (_ roomsChanged: Bool) -> Void)
+    /// Calls `news` soon after a process commits something: a hint that may come late, or not at
+    /// all, so a reader polls as well.
+    func whenCommitted(_ news: @escaping @Sendable (LogNews) -> Void)
     /// The rooms whose stored state (the room, its settings, its memberships) another process
     /// changed after `since` on the store's clock, each with when; and the store's clock now. A change is stamped before
     /// its transaction commits, so a reader reads again from a little before what it has seen.
@@ -20,6 +20,16 @@ public protocol SharedLog: Sendable {
     /// Stores `room` unless a room of its name is stored already: nil when this call made it, else
     /// the room as stored. Two processes making one room at once: one makes it, the other is told.
     func makeRoom(_ room: Room) throws -> StoredRoom?
+}
+
+/// What a wake-up from the log says.
+public enum LogNews: Sendable {
+    /// Another process committed something: read the log (and, with `roomsChanged`, the rooms).
+    case look(roomsChanged: Bool)
+    /// One transaction appended these lines to the log, right after position `after`, the last at
+    /// position `last`. A reader that has read up to `after` has now read up to `last`; any other
+    /// reader must read the log. `lines` leaves out this process's own (`last` counts them).
+    case appended(after: Int64, last: Int64, lines: [HistoryEntry])
 }
 
 /// What another process committed: a line, a change in who is connected there, or a room's new state.

@@ -13,20 +13,33 @@ extension PostgresStore {
         // of the cost, and a statement takes at most 65,535 values.
         let node = pool.node
         try db.write { link in
-            try PostgresStore.takeLog(link, node: node)
+            try PostgresStore.takeLog(link, node: node, wake: false)
             for start in stride(from: 0, to: entries.count, by: 1000) {
                 let chunk = entries[start..<min(entries.count, start + 1000)]
                 let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
                 var values: [any PostgresBindable] = []
-                values.reserveCapacity(chunk.count * 11)
+                values.reserveCapacity(chunk.count * 11 + 2)
                 for e in chunk {
                     values += [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source, e.account, e.target, e.text,
                                e.clientTags, e.audience.map(StoredForm.audience), node] as [any PostgresBindable]
                 }
-                try link.execute("INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows)", values)
+                // The wake-up carries the lines themselves and the log's end before them
+                // (`LogNews.appended`): a process that has read up to there delivers them without
+                // reading the log. One too long for a notification only says to read it.
+                try link.execute("""
+                    WITH added AS (INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows) RETURNING id, \(Self.historyColumns))
+                    SELECT pg_notify(current_setting('chorus.channel'), CASE WHEN length(news) <= \(Self.longestNews) THEN news ELSE ? END)
+                    FROM (SELECT json_build_array(?::text, \(Self.logEnd), json_agg(json_build_array(id, \(Self.historyColumns)) ORDER BY id))::text
+                          AS news FROM added) appended
+                    """, values + [node, node])
             }
         }
     }
+
+    /// The position of the log's last entry (a line's id or a presence change's), as a statement reads it.
+    static let logEnd = "greatest((SELECT coalesce(max(id), 0) FROM history), (SELECT coalesce(max(seq), 0) FROM presence))"
+    /// PostgreSQL takes a notification's payload up to 8,000 bytes.
+    private static let longestNews = 7900
 
     public func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry] {
         // Lines with an audience are read by it and the managers only; a guest reads the lines for everyone.
@@ -105,13 +118,18 @@ extension PostgresStore {
 extension PostgresStore: SharedLog {
 
     /// Lines and presence take their ids, and commit, one process at a time: a reader that has
-    /// seen id N has then seen everything before it (the lock is held until the commit). The
-    /// wake-up for the other processes goes in the same round trip: PostgreSQL sends it at the
-    /// commit (one per transaction), naming this process, whose own listener passes over it.
-    static func takeLog(_ link: PostgresLink, node: String) throws {
+    /// seen id N has then seen everything before it (the lock is held until the commit), and
+    /// notifications come in the order of the commits. With `wake`, the wake-up for the other
+    /// processes goes in the same round trip: PostgreSQL sends it at the commit (one per
+    /// transaction), naming this process, whose own listener passes over it.
+    static func takeLog(_ link: PostgresLink, node: String, wake: Bool = true) throws {
         // Advisory locks are the database's: the schema's name keeps installations in one apart.
-        try link.execute("SELECT pg_advisory_xact_lock(hashtext('chorus history ' || current_schema())), pg_notify(current_setting('chorus.channel'), ?)",
-                         [node])
+        let lock = "pg_advisory_xact_lock(hashtext('chorus history ' || current_schema()))"
+        if wake {
+            try link.execute("SELECT \(lock), pg_notify(current_setting('chorus.channel'), ?)", [node])
+        } else {
+            try link.execute("SELECT \(lock)")
+        }
     }
 
     public func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool) {
@@ -151,12 +169,48 @@ extension PostgresStore: SharedLog {
         }
     }
 
-    public func whenCommitted(_ wake: @escaping @Sendable (_ roomsChanged: Bool) -> Void) {
-        // Lines and presence wake with the writer's node; the room triggers with `rooms <node>`.
-        let ownRooms = "rooms " + pool.node
+    public func whenCommitted(_ news: @escaping @Sendable (LogNews) -> Void) {
+        // Presence wakes with the writer's node, the room triggers with `rooms <node>`, and lines
+        // with the lines (`appendHistory`): this process's own too, for where they end.
+        let node = pool.node
+        let ownRooms = "rooms " + node
         pool.listen(pool.location.channel) { payload in
             if payload == ownRooms { return }
-            wake(payload.hasPrefix("rooms "))
+            guard payload.hasPrefix("[") else { return news(.look(roomsChanged: payload.hasPrefix("rooms "))) }
+            guard let appended = try? JSONDecoder().decode(AppendedLines.self, from: Data(payload.utf8)), let last = appended.lines.last else {
+                return news(.look(roomsChanged: false))
+            }
+            news(.appended(after: appended.after, last: last.id, lines: appended.node == node ? [] : appended.lines.map(\.entry)))
+        }
+    }
+
+    /// A notification's lines, as `appendHistory` builds it: `[node, after, [[id, columns…]…]]`.
+    private struct AppendedLines: Decodable {
+        let node: String
+        let after: Int64
+        let lines: [Line]
+
+        init(from decoder: any Decoder) throws {
+            var fields = try decoder.unkeyedContainer()
+            node = try fields.decode(String.self)
+            after = try fields.decode(Int64.self)
+            lines = try fields.decode([Line].self)
+        }
+
+        struct Line: Decodable {
+            let id: Int64
+            let entry: HistoryEntry
+
+            init(from decoder: any Decoder) throws {
+                var c = try decoder.unkeyedContainer()
+                id = try c.decode(Int64.self)
+                entry = HistoryEntry(conversation: try c.decode(String.self), msgid: try c.decode(String.self),
+                                     time: Millis.date(try c.decode(Int64.self)), command: try c.decode(String.self),
+                                     source: try c.decode(String.self), account: try c.decodeIfPresent(String.self),
+                                     target: try c.decode(String.self), text: try c.decode(String.self),
+                                     clientTags: try c.decode(String.self),
+                                     audience: try c.decodeIfPresent(String.self).map(StoredForm.audience))
+            }
         }
     }
 

@@ -80,7 +80,7 @@ extension PostgresStore: SharedPresence {
                 SELECT \(Self.presenceColumns) FROM presence WHERE NOT gone AND node <> ?
                   AND node IN (SELECT node FROM nodes WHERE heartbeat > \(Self.databaseNow) - ?) ORDER BY seq
                 """, [node, Self.millis(Self.lease)]).map { try Self.presenceRecord($0, from: 0) }
-            let position = try link.query("SELECT greatest((SELECT max(id) FROM history), (SELECT max(seq) FROM presence), 0)")
+            let position = try link.query("SELECT \(Self.logEnd)")
                 .first?.int64(0) ?? 0
             return (records, position)
         }

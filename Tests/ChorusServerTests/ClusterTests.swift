@@ -1,7 +1,10 @@
+import ChorusCore
 import ChorusIRC
-import ChorusServer
+@testable import ChorusServer
 import ChorusTestSupport
 import Foundation
+import Logging
+import Synchronization
 import XCTest
 
 /// Several servers on one PostgreSQL database, as processes behind a balancer are: what one
@@ -159,5 +162,43 @@ final class ClusterTests: XCTestCase {
         let kept = try XCTUnwrap(try store.job(1)).tasks.map(\.text)
         XCTAssertEqual(kept.count, 40, "\(kept)")
         XCTAssertEqual(Set(kept), Set(["ann", "ben"].flatMap { who in (1...20).map { "\(who) \($0)" } }))
+    }
+
+    /// What another node commits reaches this node's feed once each and in order, whether it came
+    /// with its wake-up or had to be read from the log: wake-ups lost while the listening
+    /// connection was away leave a gap, which the next read fills.
+    func testTheFeedDeliversEachLineOnceAndInOrderThroughLostWakeUps() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "feed-\(UUID().uuidString)"
+        let here = try TestStore.at(folder: shared), there = try TestStore.at(folder: shared)
+        defer { here.close(); there.close() }
+        let log = try XCTUnwrap(here as? any SharedLog & SharedPresence)
+        let delivered = Mutex<[String]>([])
+        let feed = ClusterFeed(log: log, from: try log.join().position, logger: Logger(label: "test")) { changes in
+            delivered.withLock { seen in
+                for case .line(let entry) in changes { seen.append(entry.msgid) }
+            }
+        }
+        feed.start()
+        defer { feed.stop() }
+        Thread.sleep(forTimeInterval: 0.3)  // listening
+        func append(_ round: String) throws {
+            for n in 1...10 {
+                let line = HistoryEntry(conversation: "#flat", msgid: "\(round)\(n)", time: Date(), command: "PRIVMSG",
+                                        source: "ben!b@h", account: "ben", target: "#flat", text: "line \(round)\(n)")
+                try there.transaction(cache: nil) { try $0.appendHistory([line]) }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        }
+        try append("a")
+        try TestStore.endListeners(folder: shared)
+        try append("b")  // while nobody listens: read by the polls
+        Thread.sleep(forTimeInterval: 2.5)  // the listener is back
+        for n in 1...10 { try TestStore.appendWithoutWakeUp(msgid: "c\(n)", text: "line c\(n)", folder: shared) }
+        try append("d")  // the first comes after a gap, read before it (the next poll is most likely far off)
+        let expected = ["a", "b", "c", "d"].flatMap { round in (1...10).map { "\(round)\($0)" } }
+        for _ in 0..<100 where delivered.withLock({ $0.count }) < expected.count { Thread.sleep(forTimeInterval: 0.1) }
+        Thread.sleep(forTimeInterval: 1.2)  // a poll more: nothing comes twice
+        XCTAssertEqual(delivered.withLock { $0 }, expected)
     }
 }

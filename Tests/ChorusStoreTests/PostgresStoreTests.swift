@@ -326,6 +326,47 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertNotEqual(long.channel, { var l = long; l.schema = String(repeating: "s", count: 63); return l.channel }())
     }
 
+    /// A transaction's lines come with its wake-up, with the log's end before them: another
+    /// process's lines whole (an audience, no account), its own as where they end only, and lines
+    /// too long for a notification as a plain wake-up.
+    func testAWakeUpCarriesTheLinesItsTransactionAppended() throws {
+        let location = try freshLocation("n")
+        let listening = try PostgresStore(location: location, connections: 1)
+        let other = try PostgresStore(location: location, connections: 1)
+        defer { listening.close(); other.close() }
+        let heard = Mutex<[LogNews]>([]), arrived = DispatchSemaphore(value: 0)
+        listening.whenCommitted { news in
+            heard.withLock { $0.append(news) }
+            arrived.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.3)  // its LISTEN is in place
+        let t = Date(timeIntervalSince1970: 1_790_000_000)
+        func line(_ msgid: String, text: String = "hello", account: String? = "ann", audience: [String]? = nil) -> HistoryEntry {
+            HistoryEntry(conversation: "#flat", msgid: msgid, time: t, command: "PRIVMSG", source: "ann!a@h", account: account,
+                         target: "#Flat", text: text, clientTags: "+draft/reply=x1", audience: audience)
+        }
+        func next() throws -> LogNews {
+            XCTAssertEqual(arrived.wait(timeout: .now() + 5), .success)
+            return try XCTUnwrap(heard.withLock { $0.isEmpty ? nil : $0.removeFirst() })
+        }
+        let start = try listening.changes(after: 0, limit: 100).next
+        let sent = [line("m1"), line("m2", account: nil, audience: ["ben", "cat"])]
+        try other.transaction(cache: nil) { try $0.appendHistory(sent) }
+        guard case .appended(let after, let last, let lines) = try next() else { return XCTFail("not the lines") }
+        XCTAssertEqual(after, start)
+        XCTAssertEqual(lines, sent)
+        XCTAssertEqual(try listening.changes(after: start, limit: 100).next, last, "where they end is where the log ends")
+
+        try listening.transaction(cache: nil) { try $0.appendHistory([line("m3")]) }
+        guard case .appended(let ownAfter, let ownLast, let own) = try next() else { return XCTFail("not its own lines' end") }
+        XCTAssertEqual(ownAfter, last)
+        XCTAssertGreaterThan(ownLast, ownAfter)
+        XCTAssertEqual(own, [], "its own lines are its clients' already")
+
+        try other.transaction(cache: nil) { try $0.appendHistory([line("m4", text: String(repeating: "x", count: 8000))]) }
+        guard case .look(roomsChanged: false) = try next() else { return XCTFail("a long line's wake-up says only to read") }
+    }
+
     /// The test server's database, in a schema of the test's own (`prefix` and a UUID).
     private func freshLocation(_ prefix: String) throws -> PostgresLocation {
         var location = try PostgresLocation(try serverURL())

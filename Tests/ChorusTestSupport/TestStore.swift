@@ -66,4 +66,28 @@ extension TestStore {
             try queue.close()
         }
     }
+
+    /// Ends, from the database's side, the connections that LISTEN for the wake-ups of the store
+    /// kept for `folder`: what a dropped connection looks like to the processes (PostgreSQL only).
+    public static func endListeners(folder: String) throws {
+        let store = try at(folder: folder) as! PostgresStore
+        defer { store.close() }
+        // The channel names the schema (`PostgresLocation.channel`).
+        try store.execute(unchecked: """
+            SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+            WHERE query LIKE 'LISTEN %' AND strpos(query, current_schema()) > 0
+            """)
+    }
+
+    /// Appends a line to the log of the store kept for `folder` as the store does, but with no
+    /// wake-up: what a notification that never arrived looks like to the others (PostgreSQL only).
+    public static func appendWithoutWakeUp(msgid: String, text: String, folder: String) throws {
+        let store = try at(folder: folder) as! PostgresStore
+        defer { store.close() }
+        try store.execute(unchecked: """
+            WITH locked AS (SELECT pg_advisory_xact_lock(hashtext('chorus history ' || current_schema())))
+            INSERT INTO history (conversation, msgid, time, command, source, account, target, text, client_tags, node)
+            SELECT '#flat', '\(msgid)', 0, 'PRIVMSG', 'ben!b@h', 'ben', '#flat', '\(text)', '', 'elsewhere' FROM locked
+            """)
+    }
 }

@@ -43,7 +43,7 @@ final class ClusterFeed: @unchecked Sendable {
         // Rooms changed from a margin before now: the server read the rooms just before.
         let now = try? log.roomsChanged(since: nil).now
         queue.sync { roomsLookedAt = now }
-        log.whenCommitted { [weak self] rooms in self?.wake(rooms: rooms) }
+        log.whenCommitted { [weak self] news in self?.hear(news) }
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval)
         timer.setEventHandler { [weak self] in self?.read(rooms: true) }
@@ -56,6 +56,22 @@ final class ClusterFeed: @unchecked Sendable {
             stopped = true
             timer?.cancel()
             timer = nil
+        }
+    }
+
+    /// Lines a transaction appended right after what this process has read are delivered as they
+    /// came; anything else is a reason to read the log (a notification lost while the listening
+    /// connection was away shows as a gap, and is read).
+    private func hear(_ news: LogNews) {
+        guard case .appended(let after, let last, let lines) = news else {
+            if case .look(let rooms) = news { wake(rooms: rooms) }
+            return
+        }
+        queue.async {
+            guard !self.stopped, last > self.position else { return }
+            guard after == self.position else { return self.wake(rooms: false) }
+            self.position = last
+            if !lines.isEmpty { self.deliver(lines.map { .line($0) }) }
         }
     }
 
