@@ -73,7 +73,7 @@ public final class IRCServer: @unchecked Sendable {
     var flushScheduled = false
     /// Chat lines waiting to be stored in one batch.
     private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace,
-                                                  delay: sharedPresence == nil ? HistoryBuffer.delay : HistoryBuffer.sharedDelay) { [unowned self] lines, error in
+                                                  gathering: sharedPresence == nil ? .wait(HistoryBuffer.delay) : .whileOneIsWritten) { [unowned self] lines, error in
         self.historyWritten(lines, error)
     }
     /// History that could not be written (a full disk): whether the log said so, when it last
