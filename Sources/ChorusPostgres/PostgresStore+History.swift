@@ -28,7 +28,7 @@ extension PostgresStore {
                 // reading the log. One too long for a notification only says to read it.
                 try link.execute("""
                     WITH added AS (INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows) RETURNING id, \(Self.historyColumns))
-                    SELECT pg_notify(current_setting('chorus.channel'), CASE WHEN length(news) <= \(Self.longestNews) THEN news ELSE ? END)
+                    SELECT pg_notify(current_setting('chorus.channel'), CASE WHEN octet_length(news) <= \(Self.longestNews) THEN news ELSE ? END)
                     FROM (SELECT json_build_array(?::text, \(Self.logEnd), json_agg(json_build_array(id, \(Self.historyColumns)) ORDER BY id))::text
                           AS news FROM added) appended
                     """, values + [node, node])
@@ -38,7 +38,7 @@ extension PostgresStore {
 
     /// The position of the log's last entry (a line's id or a presence change's), as a statement reads it.
     static let logEnd = "greatest((SELECT coalesce(max(id), 0) FROM history), (SELECT coalesce(max(seq), 0) FROM presence))"
-    /// PostgreSQL takes a notification's payload up to 8,000 bytes.
+    /// PostgreSQL takes a notification's payload up to 8,000 bytes (bytes, not characters: `octet_length`).
     private static let longestNews = 7900
 
     public func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry] {

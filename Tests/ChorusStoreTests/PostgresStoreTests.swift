@@ -365,6 +365,10 @@ final class PostgresStoreTests: XCTestCase {
 
         try other.transaction(cache: nil) { try $0.appendHistory([line("m4", text: String(repeating: "x", count: 8000))]) }
         guard case .look(roomsChanged: false) = try next() else { return XCTFail("a long line's wake-up says only to read") }
+        // 3,000 characters, 9,000 bytes: long for a notification, and still stored.
+        try other.transaction(cache: nil) { try $0.appendHistory([line("m5", text: String(repeating: "€", count: 3000))]) }
+        guard case .look(roomsChanged: false) = try next() else { return XCTFail("a line long in bytes says only to read") }
+        XCTAssertEqual(try listening.history(of: "#flat", .latest(after: nil, limit: 1)).first?.msgid, "m5")
     }
 
     /// The test server's database, in a schema of the test's own (`prefix` and a UUID).
