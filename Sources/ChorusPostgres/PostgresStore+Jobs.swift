@@ -62,27 +62,55 @@ extension PostgresStore: JobStore {
 
     public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
         try db.write { link in
-            let rows = try link.query("""
-                INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
-                                  created_at, updated_at, tasks, photos)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-                """, Self.jobValues(job))
-            var saved = job
-            saved.id = try rows[0].int64(0)
+            // The job and its event, which names it, in one statement.
             var e = event
+            e.job = nil
+            let rows = try link.query("""
+                WITH added AS (
+                  INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
+                                    created_at, updated_at, tasks, photos)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id)
+                \(Self.eventInsert) SELECT e.type, e.room, added.id, e.actor, e.data, e.at, e.concerns, e.audience, e.request
+                FROM added, (VALUES \(Self.eventRow)) AS e(type, room, job, actor, data, at, concerns, audience, request)
+                RETURNING id, job
+                """, Self.jobValues(job) + Self.eventValues(e))
+            var saved = job
+            saved.id = try rows[0].int64(1)
+            e.id = try rows[0].int64(0)
             e.job = saved.id
-            return (saved, try Self.insert(e, link))
+            return (saved, e)
         }
     }
 
     public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
-        try db.write { link in
+        let assignments = """
+            room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
+            assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
+            """
+        return try db.write { link in
             forget { $0.jobs[job.id] = nil }
-            try link.updateRow("jobs", id: job.id, set: """
-                room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
-                assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
-                """, Self.jobValues(job), what: "job \(job.id)")
-            return try events.map { try Self.insert($0, link) }
+            guard !events.isEmpty else {
+                try link.updateRow("jobs", id: job.id, set: assignments, Self.jobValues(job), what: "job \(job.id)")
+                return []
+            }
+            // The change and its events in one statement (a round trip is most of a command's
+            // time): the events are written only if the job is, in order, their ids in order.
+            let check = link.takeVersionCheck("jobs", job.id)
+            let rows = Array(repeating: Self.eventRow.dropLast() + ", ?::int)", count: events.count).joined(separator: ", ")
+            let ids = try link.query("""
+                WITH changed AS (UPDATE jobs SET \(assignments) WHERE id = ?\(check.condition) RETURNING id)
+                \(Self.eventInsert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
+                FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, n) ORDER BY e.n
+                RETURNING id
+                """, Self.jobValues(job) + [job.id] + check.values
+                    + events.enumerated().flatMap { Self.eventValues($0.element) + [$0.offset] as [any PostgresBindable] })
+                .map { try $0.int64(0) as Int64 }.sorted()
+            guard ids.count == events.count else { throw link.rowNotWritten("job \(job.id)", checked: check.checked) }
+            return zip(events, ids).map { event, id in
+                var saved = event
+                saved.id = id
+                return saved
+            }
         }
     }
 
@@ -118,11 +146,15 @@ extension PostgresStore: JobStore {
 
     public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
         try db.write { link in
-            let rows = try link.query("INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?) RETURNING id",
-                                      [comment.job, comment.author, comment.text, Millis.from(comment.at)])
-            var saved = comment
-            saved.id = try rows[0].int64(0)
-            return (saved, try Self.insert(event, link))
+            // The comment and its event in one statement: a round trip is most of a command's time.
+            let rows = try link.query("""
+                WITH added AS (INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?) RETURNING id)
+                \(Self.eventInsert) VALUES \(Self.eventRow) RETURNING id, (SELECT id FROM added)
+                """, [comment.job, comment.author, comment.text, Millis.from(comment.at)] + Self.eventValues(event))
+            var saved = comment, savedEvent = event
+            savedEvent.id = try rows[0].int64(0)
+            saved.id = try rows[0].int64(1)
+            return (saved, savedEvent)
         }
     }
 
@@ -203,14 +235,19 @@ extension PostgresStore: JobStore {
     }
 
     static func insert(_ event: Event, _ link: PostgresLink) throws -> Event {
-        let rows = try link.query("""
-            INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            RETURNING id
-            """, [event.type, event.room, event.job, event.actor, StoredForm.json(event.data), Millis.from(event.at),
-                  StoredForm.json(event.concerns), event.audience.map { StoredForm.json($0) }, StoredForm.requestNumber(of: event)])
+        let rows = try link.query("\(eventInsert) VALUES \(eventRow) RETURNING id", eventValues(event))
         var saved = event
         saved.id = try rows[0].int64(0)
         return saved
+    }
+
+    /// An event's row: `eventInsert`, then `VALUES eventRow` (or rows of it) with `eventValues`.
+    static let eventInsert = "INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request)"
+    static let eventRow = "(?, ?, ?::bigint, ?, ?, ?::bigint, ?, ?, ?::bigint)"
+
+    static func eventValues(_ event: Event) -> [any PostgresBindable] {
+        [event.type, event.room, event.job, event.actor, StoredForm.json(event.data), Millis.from(event.at),
+         StoredForm.json(event.concerns), event.audience.map { StoredForm.json($0) }, StoredForm.requestNumber(of: event)]
     }
 
     static let eventColumns = "events.id, events.type, events.room, events.job, events.actor, events.data, events.at, events.concerns, events.audience"

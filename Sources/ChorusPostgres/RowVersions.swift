@@ -27,18 +27,26 @@ extension PostgresLink {
     /// transaction read it: throws `StoreError.conflict` (and marks the transaction `conflicted`)
     /// when somebody did, `StoreError.notFound` when there is no such row.
     func updateRow(_ table: String, id: Int64, set assignments: String, _ values: [any PostgresBindable], what: String) throws {
-        // Once written here the row is this transaction's (its lock is held until the end): a
-        // later write in it needs no check, and the next read keeps the new version.
-        if let version = versionsRead.removeValue(forKey: Self.key(table, id)) {
-            let changed = try execute("UPDATE \(table) SET \(assignments) WHERE id = ? AND xmin = ?::xid", values + [id, version])
-            if changed == 0 {
-                conflicted = true
-                throw StoreError.conflict(what)
-            }
-        } else {
-            let changed = try execute("UPDATE \(table) SET \(assignments) WHERE id = ?", values + [id])
-            if changed == 0 { throw StoreError.notFound(what) }
-        }
+        let check = takeVersionCheck(table, id)
+        let changed = try execute("UPDATE \(table) SET \(assignments) WHERE id = ?\(check.condition)", values + [id] + check.values)
+        if changed == 0 { throw rowNotWritten(what, checked: check.checked) }
+    }
+
+    /// What makes a write of row `id` hold only while the row is as this transaction read it
+    /// (` AND xmin = ?::xid` and its value), or nothing when it was not read here. Once written
+    /// here the row is this transaction's (its lock is held until the end): a later write in it
+    /// needs no check, and the next read keeps the new version.
+    func takeVersionCheck(_ table: String, _ id: Int64) -> (condition: String, values: [any PostgresBindable], checked: Bool) {
+        guard let version = versionsRead.removeValue(forKey: Self.key(table, id)) else { return ("", [], false) }
+        return (" AND xmin = ?::xid", [version], true)
+    }
+
+    /// The error for a write of one row that changed nothing: another process changed the row
+    /// since it was read (`checked`: the transaction is marked `conflicted`), or it is not there.
+    func rowNotWritten(_ what: String, checked: Bool) -> StoreError {
+        guard checked else { return .notFound(what) }
+        conflicted = true
+        return .conflict(what)
     }
 
     /// After a savepoint is taken back: versions read in it may be of its own writes.

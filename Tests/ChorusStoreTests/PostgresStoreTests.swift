@@ -247,7 +247,7 @@ final class PostgresStoreTests: XCTestCase {
         let kinds: [(String, ReadThenWrite, () throws -> Void)] = [
             ("job", { tx in
                 var j = try XCTUnwrap(try tx.job(job.id))
-                return { j.title += " (first)"; _ = try tx.updateJob(j, events: []) }
+                return { j.title += " (first)"; _ = try tx.updateJob(j, events: [event]) }  // with its event, in one statement
             }, {
                 var j = try XCTUnwrap(try other.job(job.id)); j.status = .inProgress; _ = try other.updateJob(j, events: [])
             }),
