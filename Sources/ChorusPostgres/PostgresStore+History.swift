@@ -29,7 +29,7 @@ extension PostgresStore {
                 try link.execute("""
                     WITH added AS (INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows) RETURNING id, \(Self.historyColumns))
                     SELECT pg_notify(current_setting('chorus.channel'), CASE WHEN octet_length(news) <= \(Self.longestNews) THEN news ELSE ? END)
-                    FROM (SELECT json_build_array(?::text, \(Self.logEnd), json_agg(json_build_array(id, \(Self.historyColumns)) ORDER BY id))::text
+                    FROM (SELECT json_build_array(?::text, \(Self.logEnd), (SELECT max(id) FROM added), json_agg(json_build_array(id, \(Self.historyColumns)) ORDER BY id))::text
                           AS news FROM added) appended
                     """, values + [node, node])
             }
@@ -174,26 +174,41 @@ extension PostgresStore: SharedLog {
         // with the lines (`appendHistory`): this process's own too, for where they end.
         let node = pool.node
         let ownRooms = "rooms " + node
+        let ownLines = "[\"\(node)\","
         pool.listen(pool.location.channel) { payload in
             if payload == ownRooms { return }
             guard payload.hasPrefix("[") else { return news(.look(roomsChanged: payload.hasPrefix("rooms "))) }
-            guard let appended = try? JSONDecoder().decode(AppendedLines.self, from: Data(payload.utf8)), let last = appended.lines.last else {
+            // Its own lines are its clients' already: only where they end is read, without a decoder.
+            if payload.hasPrefix(ownLines), let ends = Self.ends(of: payload.dropFirst(ownLines.count)) {
+                return news(.appended(after: ends.after, last: ends.last, lines: []))
+            }
+            guard let appended = try? JSONDecoder().decode(AppendedLines.self, from: Data(payload.utf8)) else {
                 return news(.look(roomsChanged: false))
             }
-            news(.appended(after: appended.after, last: last.id, lines: appended.node == node ? [] : appended.lines.map(\.entry)))
+            news(.appended(after: appended.after, last: appended.last, lines: appended.node == node ? [] : appended.lines.map(\.entry)))
         }
     }
 
-    /// A notification's lines, as `appendHistory` builds it: `[node, after, [[id, columns…]…]]`.
+    /// `after, last, …` of a notification's lines, from just past the node's name.
+    private static func ends(of fields: Substring) -> (after: Int64, last: Int64)? {
+        let parts = fields.split(separator: ",", maxSplits: 2)
+        guard parts.count == 3, let after = Int64(parts[0].trimmingCharacters(in: .whitespaces)),
+              let last = Int64(parts[1].trimmingCharacters(in: .whitespaces)) else { return nil }
+        return (after, last)
+    }
+
+    /// A notification's lines, as `appendHistory` builds it: `[node, after, last, [[id, columns…]…]]`.
     private struct AppendedLines: Decodable {
         let node: String
         let after: Int64
+        let last: Int64
         let lines: [Line]
 
         init(from decoder: any Decoder) throws {
             var fields = try decoder.unkeyedContainer()
             node = try fields.decode(String.self)
             after = try fields.decode(Int64.self)
+            last = try fields.decode(Int64.self)
             lines = try fields.decode([Line].self)
         }
 
