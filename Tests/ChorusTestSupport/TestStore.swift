@@ -61,7 +61,10 @@ extension TestStore {
             defer { store.close() }
             try store.execute(unchecked: "ALTER TABLE \(table) RENAME TO \(name)")
         } else {
-            let queue = try DatabaseQueue(path: folder + "/chorus.sqlite")
+            // The server's own writers (its checkpointer, say) may hold the lock a moment: wait for it.
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(5)
+            let queue = try DatabaseQueue(path: folder + "/chorus.sqlite", configuration: configuration)
             try queue.write { try $0.execute(sql: "ALTER TABLE \(table) RENAME TO \(name)") }
             try queue.close()
         }
