@@ -6,7 +6,11 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
     case weeks(Int)
     /// Calendar weekdays, 1 = Sunday … 7 = Saturday.
     case weekdays([Int])
+    /// Every month, as typed (`month`): made `monthlyOn` its first due day when a chore takes it.
+    /// A chore stored before that keeps it, and stays at month's end once it gets there.
     case monthly
+    /// Every month on this day of it, or on a shorter month's last day.
+    case monthlyOn(Int)
 
     static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
@@ -45,14 +49,27 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
         case .weeks(1): return "every week"
         case .weeks(let n): return "every \(n) weeks"
         case .weekdays(let days): return "every " + days.map { Frequency.dayNames[$0 - 1] }.joined(separator: ",")
-        case .monthly: return "every month"
+        case .monthly, .monthlyOn: return "every month"
         }
+    }
+
+    /// As a chore first due at `due` keeps it: `monthly` becomes `monthlyOn` that day, so that a
+    /// chore due on the 30th is due on the 30th again after February's 28th.
+    public func anchored(at due: Date, calendar: Calendar) -> Frequency {
+        guard case .monthly = self else { return self }
+        return .monthlyOn(calendar.component(.day, from: due))
     }
 
     /// The first due time after `date`: today at `hour:minute` if that is still ahead (and today
     /// is one of the chore's weekdays), else the next day that qualifies.
     public func first(after date: Date, hour: Int, minute: Int, calendar: Calendar) -> Date {
         let today = calendar.startOfDay(for: date)
+        if case .monthlyOn = self {
+            // Its day this month if still ahead, else next month's: one step on from a month before.
+            let aMonthBefore = calendar.date(byAdding: .month, value: -1, to: today) ?? today
+            let thisMonths = step(from: aMonthBefore, hour: hour, minute: minute, calendar: calendar)
+            return thisMonths > date ? thisMonths : step(from: thisMonths, hour: hour, minute: minute, calendar: calendar)
+        }
         for offset in 0...8 {
             guard let day = calendar.date(byAdding: .day, value: offset, to: today),
                   let slot = calendar.date(bySettingHour: hour, minute: minute, second: 0, of: day) else { continue }
@@ -79,6 +96,13 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
                 next = calendar.date(byAdding: .day, value: -1, to: afterNext)
             } else {
                 next = calendar.date(byAdding: .month, value: 1, to: day)
+            }
+        case .monthlyOn(let dayOfMonth):
+            let thisMonth = calendar.date(from: calendar.dateComponents([.year, .month], from: day))
+            let nextMonth = thisMonth.flatMap { calendar.date(byAdding: .month, value: 1, to: $0) }
+            next = nextMonth.flatMap { month in
+                let days = calendar.range(of: .day, in: .month, for: month)?.count ?? 28
+                return calendar.date(byAdding: .day, value: min(max(dayOfMonth, 1), days) - 1, to: month)
             }
         case .weekdays:
             return first(after: calendar.date(bySettingHour: 23, minute: 59, second: 59, of: day) ?? due,

@@ -68,8 +68,8 @@ public struct ChoreBoard: Sendable {
         let due = start.map { frequency.first(after: max(calendar.startOfDay(for: $0).addingTimeInterval(-1), t),
                                               hour: hour, minute: minute, calendar: calendar) }
             ?? frequency.first(after: t, hour: hour, minute: minute, calendar: calendar)
-        let chore = Chore(room: room, name: name, frequency: frequency, hour: hour, minute: minute, rotation: rotation,
-                          turnSince: t, due: due, createdBy: actor, createdAt: t)
+        let chore = Chore(room: room, name: name, frequency: frequency.anchored(at: due, calendar: calendar), hour: hour,
+                          minute: minute, rotation: rotation, turnSince: t, due: due, createdBy: actor, createdAt: t)
         let added = event(EventType.choreAdded, chore, actor, ["frequency": chore.frequency.description,
                                                                 "at": String(format: "%02d:%02d", hour, minute),
                                                                 "rotation": rotation.joined(separator: " ")])
@@ -292,6 +292,7 @@ public struct ChoreBoard: Sendable {
         if let frequency { chore.frequency = frequency }
         if let hour, let minute { chore.hour = hour; chore.minute = minute }
         chore.due = chore.frequency.first(after: now(), hour: chore.hour, minute: chore.minute, calendar: calendar)
+        if let frequency { chore.frequency = frequency.anchored(at: chore.due, calendar: calendar) }
         chore.lastReminder = nil
         chore.roomToldOverdue = false
         return try store.updateChore(chore, events: [

@@ -97,6 +97,45 @@ final class ChoreBoardTests: XCTestCase {
         XCTAssertNil(Frequency.parse("fortnight"))
     }
 
+    /// A monthly chore keeps the day of the month it started on: on the 30th it is due on February's
+    /// last day, and on the 30th again after it; one typed as `month` is kept so, and edited too.
+    func testAMonthlyChoreKeepsItsDayOfTheMonth() throws {
+        let cal: Calendar = { var c = Calendar(identifier: .gregorian); c.timeZone = paris; return c }()
+        func dues(_ f: Frequency, from start: String, count: Int = 4) -> [String] {
+            var due = ISO8601DateFormatter().date(from: start)!
+            return (0..<count).map { _ in
+                due = f.step(from: due, hour: 19, minute: 0, calendar: cal)
+                return String(local(due).prefix(10))
+            }
+        }
+        XCTAssertEqual(dues(.monthlyOn(30), from: "2026-01-30T18:00:00Z"), ["2026-02-28", "2026-03-30", "2026-04-30", "2026-05-30"])
+        XCTAssertEqual(dues(.monthlyOn(31), from: "2026-01-31T18:00:00Z"), ["2026-02-28", "2026-03-31", "2026-04-30", "2026-05-31"])
+        XCTAssertEqual(dues(.monthlyOn(29), from: "2027-12-29T18:00:00Z", count: 3), ["2028-01-29", "2028-02-29", "2028-03-29"])
+        // Its first due time: its day this month while it is ahead, else next month's.
+        XCTAssertEqual(local(Frequency.monthlyOn(30).first(after: clock.now, hour: 19, minute: 0, calendar: cal)), "2026-11-30T19:00:00+01:00")
+        XCTAssertEqual(local(Frequency.monthlyOn(2).first(after: clock.now, hour: 19, minute: 0, calendar: cal)), "2026-12-02T19:00:00+01:00")
+
+        // `month`, from the 30th: kept as the 30th, stored so, and after February it is the 30th again.
+        let start = ISO8601DateFormatter().date(from: "2027-01-30T00:00:00Z")!
+        let (rent, _) = try board.add(name: "rent", frequency: .monthly, hour: 19, minute: 0, from: start, among: ["ann"],
+                                      in: "#flat", by: "ann")
+        XCTAssertEqual(rent.frequency, .monthlyOn(30))
+        XCTAssertEqual(try store.chore(named: "rent", in: "#flat")?.frequency, .monthlyOn(30))
+        XCTAssertEqual(rent.frequency.description, "every month")
+        var seen: [String] = []
+        for _ in 0..<3 {
+            let due = try XCTUnwrap(try store.chore(named: "rent", in: "#flat")).due
+            seen.append(String(local(due).prefix(10)))
+            clock.now = due.addingTimeInterval(60)
+            _ = try board.done("rent", in: "#flat", by: "ann")
+        }
+        XCTAssertEqual(seen, ["2027-01-30", "2027-02-28", "2027-03-30"])
+        // A new time keeps the day; a chore stored as plain `monthly` before still reads and steps.
+        _ = try board.edit("rent", frequency: nil, hour: 8, minute: 30, in: "#flat", by: "ann")
+        XCTAssertEqual(local(try XCTUnwrap(try store.chore(named: "rent", in: "#flat")).due), "2027-04-30T08:30:00+02:00")
+        XCTAssertEqual(dues(.monthly, from: "2026-01-15T18:00:00Z", count: 1), ["2026-02-15"])
+    }
+
     func testAWeekdayChoreStartingLaterFallsOnItsWeekday() throws {
         // `every sun from 2026-12-01`: 1 December is a Tuesday; the first turn is Sunday the 6th.
         let start = ISO8601DateFormatter().date(from: "2026-12-01T00:00:00Z")!
