@@ -65,11 +65,10 @@ extension PostgresStore: ChoreStore {
 
     public func updateChore(_ chore: Chore, events: [Event]) throws -> [Event] {
         try db.write { link in
-            try link.updateRow("chores", id: chore.id, set: """
+            try Self.update("chores", id: chore.id, set: """
                 room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?, turn_since = ?,
                 due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ?
-                """, Self.choreValues(chore), what: "chore \(chore.name)")
-            return try events.map { try Self.insert($0, link) }
+                """, Self.choreValues(chore), events: events, what: "chore \(chore.name)", link)
         }
     }
 

@@ -83,34 +83,38 @@ extension PostgresStore: JobStore {
     }
 
     public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
-        let assignments = """
-            room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
-            assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
-            """
-        return try db.write { link in
+        try db.write { link in
             forget { $0.jobs[job.id] = nil }
-            guard !events.isEmpty else {
-                try link.updateRow("jobs", id: job.id, set: assignments, Self.jobValues(job), what: "job \(job.id)")
-                return []
-            }
-            // The change and its events in one statement (a round trip is most of a command's
-            // time): the events are written only if the job is, in order, their ids in order.
-            let check = link.takeVersionCheck("jobs", job.id)
-            let rows = Array(repeating: Self.eventRow.dropLast() + ", ?::int)", count: events.count).joined(separator: ", ")
-            let ids = try link.query("""
-                WITH changed AS (UPDATE jobs SET \(assignments) WHERE id = ?\(check.condition) RETURNING id)
-                \(Self.eventInsert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
-                FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, n) ORDER BY e.n
-                RETURNING id
-                """, Self.jobValues(job) + [job.id] + check.values
-                    + events.enumerated().flatMap { Self.eventValues($0.element) + [$0.offset] as [any PostgresBindable] })
-                .map { try $0.int64(0) as Int64 }.sorted()
-            guard ids.count == events.count else { throw link.rowNotWritten("job \(job.id)", checked: check.checked) }
-            return zip(events, ids).map { event, id in
-                var saved = event
-                saved.id = id
-                return saved
-            }
+            return try Self.update("jobs", id: job.id, set: """
+                room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
+                assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
+                """, Self.jobValues(job), events: events, what: "job \(job.id)", link)
+        }
+    }
+
+    /// `UPDATE table SET assignments WHERE id = id`, holding only while the row is as this
+    /// transaction read it (`RowVersions`), and the change's events, in one statement (a round
+    /// trip is most of a command's time): the events are written only if the row is, in order.
+    static func update(_ table: String, id: Int64, set assignments: String, _ values: [any PostgresBindable], events: [Event],
+                       what: String, _ link: PostgresLink) throws -> [Event] {
+        guard !events.isEmpty else {
+            try link.updateRow(table, id: id, set: assignments, values, what: what)
+            return []
+        }
+        let check = link.takeVersionCheck(table, id)
+        let rows = Array(repeating: eventRow.dropLast() + ", ?::int)", count: events.count).joined(separator: ", ")
+        let ids = try link.query("""
+            WITH changed AS (UPDATE \(table) SET \(assignments) WHERE id = ?\(check.condition) RETURNING id)
+            \(eventInsert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
+            FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, n) ORDER BY e.n
+            RETURNING id
+            """, values + [id] + check.values + events.enumerated().flatMap { eventValues($0.element) + [$0.offset] as [any PostgresBindable] })
+            .map { try $0.int64(0) as Int64 }.sorted()  // given in the order of the rows
+        guard ids.count == events.count else { throw link.rowNotWritten(what, checked: check.checked) }
+        return zip(events, ids).map { event, id in
+            var saved = event
+            saved.id = id
+            return saved
         }
     }
 

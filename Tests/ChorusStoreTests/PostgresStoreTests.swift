@@ -253,7 +253,7 @@ final class PostgresStoreTests: XCTestCase {
             }),
             ("chore", { tx in
                 var c = try XCTUnwrap(try tx.chore(named: "Bins", in: "#flat"))
-                return { c.current += 1; _ = try tx.updateChore(c, events: []) }
+                return { c.current += 1; _ = try tx.updateChore(c, events: [event]) }
             }, {
                 var c = try XCTUnwrap(try other.chore(named: "Bins", in: "#flat")); c.current += 1; _ = try other.updateChore(c, events: [])
             }),
