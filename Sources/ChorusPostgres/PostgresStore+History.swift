@@ -29,7 +29,7 @@ extension PostgresStore {
                 try link.execute("""
                     WITH added AS (INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows) RETURNING id, \(Self.historyColumns))
                     SELECT pg_notify(current_setting('chorus.channel'), CASE WHEN octet_length(news) <= \(Self.longestNews) THEN news ELSE ? END)
-                    FROM (SELECT json_build_array(?::text, \(Self.logEnd), (SELECT max(id) FROM added), json_agg(json_build_array(id, \(Self.historyColumns)) ORDER BY id))::text
+                    FROM (SELECT json_build_array(?::text, \(Self.logEnd), (SELECT max(id) FROM added), json_agg(json_build_array(\(Self.historyColumns)) ORDER BY id))::text
                           AS news FROM added) appended
                     """, values + [node, node])
             }
@@ -175,6 +175,7 @@ extension PostgresStore: SharedLog {
         let node = pool.node
         let ownRooms = "rooms " + node
         let ownLines = "[\"\(node)\","
+        let decoder = JSONDecoder()  // one for every wake-up: the listener calls one at a time
         pool.listen(pool.location.channel) { payload in
             if payload == ownRooms { return }
             guard payload.hasPrefix("[") else { return news(.look(roomsChanged: payload.hasPrefix("rooms "))) }
@@ -182,7 +183,7 @@ extension PostgresStore: SharedLog {
             if payload.hasPrefix(ownLines), let ends = Self.ends(of: payload.dropFirst(ownLines.count)) {
                 return news(.appended(after: ends.after, last: ends.last, lines: []))
             }
-            guard let appended = try? JSONDecoder().decode(AppendedLines.self, from: Data(payload.utf8)) else {
+            guard let appended = try? decoder.decode(AppendedLines.self, from: Data(payload.utf8)) else {
                 return news(.look(roomsChanged: false))
             }
             news(.appended(after: appended.after, last: appended.last, lines: appended.node == node ? [] : appended.lines.map(\.entry)))
@@ -197,7 +198,7 @@ extension PostgresStore: SharedLog {
         return (after, last)
     }
 
-    /// A notification's lines, as `appendHistory` builds it: `[node, after, last, [[id, columns…]…]]`.
+    /// A notification's lines, as `appendHistory` builds it: `[node, after, last, [[columns…]…]]`.
     private struct AppendedLines: Decodable {
         let node: String
         let after: Int64
@@ -213,12 +214,10 @@ extension PostgresStore: SharedLog {
         }
 
         struct Line: Decodable {
-            let id: Int64
             let entry: HistoryEntry
 
             init(from decoder: any Decoder) throws {
                 var c = try decoder.unkeyedContainer()
-                id = try c.decode(Int64.self)
                 entry = HistoryEntry(conversation: try c.decode(String.self), msgid: try c.decode(String.self),
                                      time: Millis.date(try c.decode(Int64.self)), command: try c.decode(String.self),
                                      source: try c.decode(String.self), account: try c.decodeIfPresent(String.self),

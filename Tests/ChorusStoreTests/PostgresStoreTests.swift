@@ -235,9 +235,8 @@ final class PostgresStoreTests: XCTestCase {
         try first.saveRoom(Room(name: "#flat", createdAt: t))
         let event = Event(type: "test", room: "#flat", job: nil, actor: "ann", at: t)
         let job = try first.insertJob(Job(room: "#flat", title: "Sink", creator: "ann", createdAt: t), event: event).0
-        let chore = try first.insertChore(Chore(room: "#flat", name: "Bins", frequency: .days(1), hour: 9, minute: 0,
-                                                rotation: ["ann", "ben"], turnSince: t, due: t, createdBy: "ann", createdAt: t),
-                                          events: []).0
+        _ = try first.insertChore(Chore(room: "#flat", name: "Bins", frequency: .days(1), hour: 9, minute: 0,
+                                        rotation: ["ann", "ben"], turnSince: t, due: t, createdBy: "ann", createdAt: t), events: [])
         let request = try first.insertRequest(ServiceRequest(customer: "ann", category: "plumbing", description: "Tap", createdAt: t))
         let timer = try first.insertEntry(TimeEntry(account: "ann", mode: "work", start: t))
         let ask = try first.insertAsk(Ask(room: "#flat", kind: .work, job: nil, by: "ann", reason: "help", at: t), event: event).0
