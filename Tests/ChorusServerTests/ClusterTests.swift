@@ -10,10 +10,24 @@ import XCTest
 /// Several servers on one PostgreSQL database, as processes behind a balancer are: what one
 /// commits reaches the clients of the others. Runs in the PostgreSQL pass (`CHORUS_TEST_STORE=postgres`).
 final class ClusterTests: XCTestCase {
-    private func nodes(_ count: Int) throws -> [TestServer] {
+    private func nodes(_ count: Int, sharing shared: String = "cluster-\(UUID().uuidString)") throws -> [TestServer] {
         try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
-        let shared = "cluster-\(UUID().uuidString)"
         return try (0..<count).map { _ in try TestServer(sharing: shared) }
+    }
+
+    /// Two nodes on the database `shared`: ann logged in on the first and ben on the second, both
+    /// in #den, and ann has seen ben come in.
+    private func annAndBenInTheDen(sharing shared: String = "cluster-\(UUID().uuidString)") throws -> (nodes: [TestServer], ann: TestClient, ben: TestClient) {
+        let n = try nodes(2, sharing: shared)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        try n[1].server.reloadAccountKeys()
+        let ann = try n[0].connect(as: "ann")
+        try ann.join("#den")
+        let ben = try n[1].connect(as: "ben")
+        try ben.join("#den")
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        return (n, ann, ben)
     }
 
     func testARoomLineAndAnEventOnOneNodeReachMembersOnTheOthers() throws {
@@ -53,14 +67,8 @@ final class ClusterTests: XCTestCase {
     /// What a node read of a job before another node changed it is not what it acts on: ann's
     /// node read job 1 for her comment, ben finished it on his, and her `!done` finds it done.
     func testANodeActsOnAJobAsAnotherNodeLeftIt() throws {
-        let n = try nodes(2)
-        try n[0].addAccount("ann", "ann-password")
-        try n[0].addAccount("ben", "ben-password")
-        let ann = try n[0].connect(as: "ann")
-        try ann.join("#den")
-        let ben = try n[1].connect(as: "ben")
-        try ben.join("#den")
-        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        let (nodes, ann, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }  // the servers run as long as the test
         ann.send("PRIVMSG #den :!job add Oil the gate @ben")
         try ben.expect("the job, on node B") { $0.params.last?.contains("created job 1 ") == true }
         ann.send("PRIVMSG #den :!comment 1 the hinges are rusty")
@@ -129,17 +137,9 @@ final class ClusterTests: XCTestCase {
     /// without waiting: their batches overlap, and each task is kept (none written over by the
     /// other node's write of the job), and each is announced once.
     func testTasksAddedToOneJobOnTwoNodesAtOnceAreAllKept() throws {
-        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
         let shared = "cluster-\(UUID().uuidString)"
-        let a = try TestServer(sharing: shared), b = try TestServer(sharing: shared)
-        try a.addAccount("ann", "ann-password")
-        try a.addAccount("ben", "ben-password")
-        try b.server.reloadAccountKeys()
-        let ann = try a.connect(as: "ann")
-        try ann.join("#den")
-        let ben = try b.connect(as: "ben")
-        try ben.join("#den")
-        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        let (nodes, ann, ben) = try annAndBenInTheDen(sharing: shared)
+        defer { withExtendedLifetime(nodes) {} }
         // Command lines not relayed: a relayed line is stored before its command, and storing it
         // takes the log's lock, which would keep the two nodes' batches from overlapping at all.
         ann.send("PRIVMSG #den :!room set echo off")

@@ -141,9 +141,7 @@ final class PostgresStoreTests: XCTestCase {
     /// without committing (its connection ended, as when its process dies) they are due for the
     /// other, which does them and writes down when each is next due.
     func testDueBoardsAreTakenByOneProcessAndLeftToTheOthersWhenItDies() throws {
-        let location = try freshLocation("d")
-        let first = try PostgresStore(location: location, connections: 1)
-        let second = try PostgresStore(location: location, connections: 1)
+        let (location, first, second) = try twoProcesses("d")
         defer { first.close(); second.close() }
         let firstHolds = DispatchSemaphore(value: 0)
         let firstMayGoOn = DispatchSemaphore(value: 0)
@@ -190,9 +188,7 @@ final class PostgresStoreTests: XCTestCase {
     /// Working out when the boards come due waits for a process doing their work, and then reads
     /// what it did: what it writes is never older than the work.
     func testWorkingOutWhenBoardsComeDueWaitsForTheOneDoingThem() throws {
-        let location = try freshLocation("d")
-        let first = try PostgresStore(location: location, connections: 1)
-        let second = try PostgresStore(location: location, connections: 1)
+        let (_, first, second) = try twoProcesses("d")
         defer { first.close(); second.close() }
         let firstHolds = DispatchSemaphore(value: 0)
         let secondAsks = DispatchSemaphore(value: 0)
@@ -227,9 +223,7 @@ final class PostgresStoreTests: XCTestCase {
     /// from it: the second write is refused (`StoreError.conflict`), for every kind of row a
     /// command reads to change, and a write after reading what the other wrote goes through.
     func testAWriteOverARowAnotherProcessChangedSinceItWasReadIsRefused() throws {
-        let location = try freshLocation("v")
-        let first = try PostgresStore(location: location, connections: 1)
-        let other = try PostgresStore(location: location, connections: 1)
+        let (_, first, other) = try twoProcesses("v")
         defer { first.close(); other.close() }
         let t = Date(timeIntervalSince1970: 1_790_000_000)
         try first.saveRoom(Room(name: "#flat", createdAt: t))
@@ -329,9 +323,7 @@ final class PostgresStoreTests: XCTestCase {
     /// process's lines whole (an audience, no account), its own as where they end only, and lines
     /// too long for a notification as a plain wake-up.
     func testAWakeUpCarriesTheLinesItsTransactionAppended() throws {
-        let location = try freshLocation("n")
-        let listening = try PostgresStore(location: location, connections: 1)
-        let other = try PostgresStore(location: location, connections: 1)
+        let (_, listening, other) = try twoProcesses("n")
         defer { listening.close(); other.close() }
         let heard = Mutex<[LogNews]>([]), arrived = DispatchSemaphore(value: 0)
         listening.whenCommitted { news in
@@ -368,6 +360,12 @@ final class PostgresStoreTests: XCTestCase {
         try other.transaction(cache: nil) { try $0.appendHistory([line("m5", text: String(repeating: "€", count: 3000))]) }
         guard case .look(roomsChanged: false) = try next() else { return XCTFail("a line long in bytes says only to read") }
         XCTAssertEqual(try listening.history(of: "#flat", .latest(after: nil, limit: 1)).first?.msgid, "m5")
+    }
+
+    /// Two processes' stores on one new schema (`freshLocation(prefix)`), a connection each.
+    private func twoProcesses(_ prefix: String) throws -> (PostgresLocation, PostgresStore, PostgresStore) {
+        let location = try freshLocation(prefix)
+        return (location, try PostgresStore(location: location, connections: 1), try PostgresStore(location: location, connections: 1))
     }
 
     /// The test server's database, in a schema of the test's own (`prefix` and a UUID).
