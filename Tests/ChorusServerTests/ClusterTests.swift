@@ -119,8 +119,9 @@ final class ClusterTests: XCTestCase {
         let ann = try a.connect(as: "ann")
         try ann.join("#flat")
         let ben = try b.connect(as: "ben")
-        ben.send("JOIN #flat")
-        try ben.expect(command: "366")
+        try ben.join("#flat")
+        // Node A must know ben is in #flat, or it tells him of his turn directly as well.
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
         ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
         try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
 
