@@ -24,12 +24,13 @@ public struct RoomBoard: Sendable {
     /// sitting in it as a guest) and becomes a member. They manage it if nobody does and they came
     /// in first (`firstComer`: they made the room, or found it empty of operators), as an empty IRC
     /// channel goes to whoever joins it first. A member already stays as they are. Two people
-    /// arriving at once in a room nobody manages are decided here, one after the other: only the
-    /// first becomes its manager.
+    /// arriving at once in a room nobody manages are decided here, one after the other (on two
+    /// processes sharing a database too: `Store.holdRoom`): only the first becomes its manager.
     public func arrive(_ account: String, in room: String, firstComer: Bool, voiced: Bool = false) throws -> Membership {
         let key = Account.key(room)
         if let kept = try store.memberships(ofAccount: account).first(where: { $0.room == key }) { return kept }
         guard try store.roomName(room) != nil else { throw JobError.invalid("There is no room \(room)") }
+        if firstComer { try store.holdRoom(key) }
         let managed = try store.members(of: room).contains { try store.role(of: $0, in: room) == .manager }
         let membership = Membership(room: key, account: Account.key(account), role: firstComer && !managed ? .manager : .member,
                                     voiced: voiced, since: now())

@@ -83,6 +83,11 @@ public protocol Store: Sendable {
     func allMemberships() throws -> [Membership]
     func memberships(ofAccount account: String) throws -> [Membership]
     func saveMembership(_ membership: Membership) throws
+    /// On a transaction's handle: waits until no other process is deciding who manages the room,
+    /// then holds it until this transaction ends, so that of two people coming into a room nobody
+    /// manages on two processes at once, the second sees the first's role. Roles read before it
+    /// are read again after it. Outside a transaction it holds nothing.
+    func holdRoom(_ key: String) throws
     func deleteMembership(room: String, account: String) throws
 
     // History

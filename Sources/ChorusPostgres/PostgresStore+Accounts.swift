@@ -179,6 +179,15 @@ extension PostgresStore {
         return name
     }
 
+    public func holdRoom(_ key: String) throws {
+        // The store itself makes each call a transaction of its own: there is nothing to hold across.
+        guard let link = connection else { return }
+        let key = Account.key(key)
+        _ = try link.query("SELECT key FROM rooms WHERE key = ? FOR UPDATE", [key])
+        // What this transaction read of the room's roles may be older than the lock.
+        forget { $0.roles = $0.roles.filter { !$0.key.hasPrefix(key + " ") } }
+    }
+
     public func saveRoom(_ room: Room) throws {
         forget { $0.roomNames[room.key] = nil }
         try db.write { link in try link.execute(StoredStatements.saveRoom, Self.roomValues(room)) }

@@ -255,6 +255,9 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         return name
     }
 
+    /// One process writes a SQLite file, one transaction at a time: nobody else decides meanwhile.
+    public func holdRoom(_ key: String) throws {}
+
     public func saveRoom(_ room: Room) throws {
         forget { $0.roomNames[room.key] = nil }
         try db.write { db in

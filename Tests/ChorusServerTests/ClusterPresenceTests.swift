@@ -13,16 +13,18 @@ final class ClusterPresenceTests: XCTestCase {
         return try (0..<count).map { _ in try TestServer(sharing: shared) }
     }
 
-    /// Asks NAMES until `nick`, connected to another node, shows in `room` on `client`'s node (at
-    /// most 5 s): what the other node committed reaches this one a few milliseconds later.
-    private func waitUntil(_ client: TestClient, sees nick: String, in room: String) throws {
+    /// Asks NAMES until `nick`, connected to another node, shows in `room` on `client`'s node (or,
+    /// with `present` false, shows no more), for at most 5 s: what the other node committed reaches
+    /// this one a few milliseconds later.
+    private func waitUntil(_ client: TestClient, sees nick: String, in room: String, present: Bool = true) throws {
         for _ in 0..<50 {
             client.send("NAMES \(room)")
             let names = try client.collect { $0.command == "366" }.filter { $0.command == "353" }
-            if names.contains(where: { $0.params.last?.split(separator: " ").contains { $0.hasSuffix(nick) } == true }) { return }
+            let shown = names.contains(where: { $0.params.last?.split(separator: " ").contains { $0.hasSuffix(nick) } == true })
+            if shown == present { return }
             usleep(100_000)
         }
-        XCTFail("\(nick) never showed in \(room) on the other node")
+        XCTFail("\(nick) \(present ? "never showed" : "still shows") in \(room) on the other node")
     }
 
     func testUsersOnAnotherNodeComeAndGoInTheRoomAndAreListed() throws {
@@ -272,21 +274,54 @@ final class ClusterPresenceTests: XCTestCase {
             let rooms = (1...8).map { "\(prefix)\($0)" }
             first.0.send("JOIN \(rooms.joined(separator: ","))")
             second.0.send("JOIN \(rooms.joined(separator: ","))")
-            /// Whether `nick` is an operator of each room, from its own name in the NAMES its JOIN got.
-            func opped(_ who: TestClient, _ nick: String) throws -> [String: Bool] {
-                var found: [String: Bool] = [:]
-                for message in try who.collect(until: { $0.command == "366" && $0.params[1] == rooms.last }) where message.command == "353" {
-                    let names = message.params.last?.split(separator: " ").map(String.init) ?? []
-                    if names.contains("@" + nick) { found[message.params[2]] = true } else if names.contains(nick) { found[message.params[2]] = false }
-                }
-                return found
+            try assertOneOperator(of: rooms, first, second)
+        }
+    }
+
+    /// A room whose only manager left is nobody's: ann and ben come into eight such rooms on two
+    /// nodes at the same moment, and the database makes one of them each room's manager.
+    func testOfTwoComingIntoARoomNobodyManagesOnTwoNodesOneManagesIt() throws {
+        let n = try nodes(2)
+        for name in ["ann", "ben", "cat"] { try n[0].addAccount(name, "\(name)-password") }
+        try n[1].server.reloadAccountKeys()
+        let rooms = (1...8).map { "#left\($0)" }, all = rooms.joined(separator: ",")
+        let cat = try n[0].connect(as: "cat"), gus = try n[1].connect()
+        try gus.register("gus")
+        cat.send("JOIN \(all)")
+        _ = try cat.collect(until: { $0.command == "366" && $0.params[1] == rooms.last })
+        // gus, a guest on node B, asks until node B knows the rooms with cat in them, and then
+        // that cat left.
+        try waitUntil(gus, sees: "cat", in: rooms.last!)
+        cat.send("PART \(all)")
+        // Answered once what came before it is stored: cat's leaving, which made the rooms nobody's.
+        cat.send("PRIVMSG Chorus :!rooms")
+        try cat.expect("cat's rooms") { $0.params.last?.hasPrefix("You are not a member of any room") == true }
+        try waitUntil(gus, sees: "cat", in: rooms.last!, present: false)
+
+        let ann = try n[0].connect(as: "ann"), ben = try n[1].connect(as: "ben")
+        ann.send("JOIN \(all)")
+        ben.send("JOIN \(all)")
+        try assertOneOperator(of: rooms, (ann, "ann"), (ben, "ben"))
+    }
+
+    /// Of two who came into `rooms` at once, exactly one is each room's operator, as each read it
+    /// from its own name in the NAMES its JOIN got.
+    private func assertOneOperator(of rooms: [String], _ first: (TestClient, String), _ second: (TestClient, String),
+                                   file: StaticString = #filePath, line: UInt = #line) throws {
+        func opped(_ who: TestClient, _ nick: String) throws -> [String: Bool] {
+            var found: [String: Bool] = [:]
+            for message in try who.collect(until: { $0.command == "366" && $0.params[1] == rooms.last }) where message.command == "353" {
+                let names = message.params.last?.split(separator: " ").map(String.init) ?? []
+                if names.contains("@" + nick) { found[message.params[2]] = true } else if names.contains(nick) { found[message.params[2]] = false }
             }
-            let firstOps = try opped(first.0, first.1), secondOps = try opped(second.0, second.1)
-            for room in rooms {
-                let ops = [firstOps[room], secondOps[room]].compactMap { $0 }
-                XCTAssertEqual(ops.count, 2, "both came in to \(room)")
-                XCTAssertEqual(ops.filter { $0 }.count, 1, "one operator of \(room): \(firstOps[room] == true ? first.1 : second.1)?")
-            }
+            return found
+        }
+        let firstOps = try opped(first.0, first.1), secondOps = try opped(second.0, second.1)
+        for room in rooms {
+            let ops = [firstOps[room], secondOps[room]].compactMap { $0 }
+            XCTAssertEqual(ops.count, 2, "both came in to \(room)", file: file, line: line)
+            XCTAssertEqual(ops.filter { $0 }.count, 1, "one operator of \(room): \(firstOps[room] == true ? first.1 : second.1)?",
+                           file: file, line: line)
         }
     }
 }
