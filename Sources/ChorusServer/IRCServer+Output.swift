@@ -48,6 +48,7 @@ extension IRCServer {
     /// Lets the lines held during replays go at once (the client is leaving).
     func releaseHeldLines(of client: Client) {
         client.replaysReading = 0
+        heldFromElsewhere[ObjectIdentifier(client)] = nil
         guard let held = heldLive.removeValue(forKey: ObjectIdentifier(client)) else { return }
         if !client.closing { queue(held, for: client) }
     }

@@ -59,6 +59,9 @@ public final class IRCServer: @unchecked Sendable {
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
     var heldLive: [ObjectIdentifier: ByteBuffer] = [:]
+    /// The msgids of room lines from other processes held so for a client: written after it came
+    /// in, they may still be read with its replay, which then leaves them out.
+    var heldFromElsewhere: [ObjectIdentifier: Set<String>] = [:]
     /// The token each connection logged in with, for the few that used one: revoking a token
     /// closes them (`!token revoke`). Here rather than in `Client`, as most connections have none.
     var tokenLogins: [ObjectIdentifier: Int64] = [:]

@@ -101,6 +101,35 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(other.params.first, "benny")
     }
 
+    /// bob joins #busy on node B while alice talks in it on node A, a line every ~0.2 ms: he reads
+    /// the room's latest lines, then what was said since, in order, each once.
+    func testJoiningABusyRoomOnAnotherNodeReadsHistoryThenLiveLinesInOrder() throws {
+        let n = try nodes(2)
+        let alice = try n[0].connect(), bob = try n[1].connect()
+        try alice.register("alice")
+        try bob.register("bob")
+        try alice.join("#busy")
+        for i in 1...30 { alice.send("PRIVMSG #busy :n\(i)") }
+        alice.send("PING warm")
+        try alice.expect(command: "PONG", "test.chorus", "warm")
+        let talking = DispatchGroup()
+        DispatchQueue.global().async(group: talking) {
+            for i in 31...400 {
+                alice.send("PRIVMSG #busy :n\(i)")
+                usleep(200)
+            }
+        }
+        usleep(10_000)
+        bob.send("JOIN #busy")
+        talking.wait()
+        let seen = try bob.collect(until: { $0.params.last?.hasSuffix(" n400") == true || $0.params.last == "n400" }, timeout: 10)
+            .filter { $0.command == "PRIVMSG" }
+            .map { Int($0.params[1].split(separator: " ").last!.dropFirst())! }
+        let first = try XCTUnwrap(seen.first)
+        XCTAssertEqual(seen, Array(first...400), "replay, then live: in order, each once")
+        XCTAssertLessThan(first, 380, "the join came while alice talked; the replay holds the lines before it")
+    }
+
     /// A chore's reminder comes due: whichever node takes the due work first does it, once, and
     /// the person whose turn it is hears it on the node they are connected to.
     func testWhatComesDueIsDoneOnceAndReachesItsPersonOnAnotherNode() throws {

@@ -203,8 +203,11 @@ extension IRCServer {
         } else if let room = rooms[entry.conversation] {
             let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
             broadcast(outgoing, to: room.members, only: { member in
-                guard let audience = entry.audience else { return true }
-                return room.isOp(member) || member.account.map { audience.contains($0.key) } ?? false
+                if let audience = entry.audience, !room.isOp(member), !(member.account.map { audience.contains($0.key) } ?? false) {
+                    return false
+                }
+                if member.replaysReading > 0 { self.heldFromElsewhere[ObjectIdentifier(member), default: []].insert(entry.msgid) }
+                return true
             })
         }
     }

@@ -219,7 +219,11 @@ extension IRCServer {
             return (Array(entries.suffix(limit)), entries.count > limit)
         }.whenComplete { result in
             defer { self.replayRead(for: client) }
-            guard case .success(let (entries, more)) = result, !entries.isEmpty, !client.closing, room.contains(client) else { return }
+            guard case .success(let (read, more)) = result, !client.closing, room.contains(client) else { return }
+            var entries = read
+            // Another process's line, written after the join, comes once: live, after the replay.
+            if let live = self.heldFromElsewhere[ObjectIdentifier(client)] { entries.removeAll { live.contains($0.msgid) } }
+            guard !entries.isEmpty else { return }
             let caps = client.caps
             let stamp = !caps.contains(.serverTime)
             let batch = caps.contains(.batch) ? client.nextBatchID() : nil
