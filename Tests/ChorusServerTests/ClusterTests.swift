@@ -101,6 +101,23 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(other.params.first, "benny")
     }
 
+    /// ben comes into #den on node B and at once ann, on node A, gives him a job: node A may not
+    /// know yet that he is in the room, and node B, which does, tells him once, in the room, not
+    /// directly as well. Five times over.
+    func testAJobGivenAsItsPersonComesIntoTheRoomOnAnotherNodeIsToldOnce() throws {
+        let (nodes, ann, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }
+        for n in 1...5 {
+            ben.send("PART #den")
+            try ann.expect("ben gone from #den") { $0.command == "PART" && $0.source?.hasPrefix("ben!") == true }
+            try ben.join("#den")
+            ann.send("PRIVMSG #den :!job add Task \(n) @ben")
+            try ann.expect("job \(n) made") { $0.params.last?.contains("“Task \(n)”") == true }
+            let told = ben.drain(for: 0.5).filter { $0.command == "NOTICE" && $0.params.last?.contains("“Task \(n)”") == true }
+            XCTAssertEqual(told.map { $0.params[0] }, ["#den"], "job \(n): once, in the room")
+        }
+    }
+
     /// bob joins #busy on node B while alice talks in it on node A, a line every ~0.2 ms: he reads
     /// the room's latest lines, then what was said since, in order, each once.
     func testJoiningABusyRoomOnAnotherNodeReadsHistoryThenLiveLinesInOrder() throws {

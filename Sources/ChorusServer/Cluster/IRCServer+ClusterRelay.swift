@@ -85,8 +85,11 @@ extension IRCServer {
 
     /// A private line, to every connection here of the account it was sent to, under whatever
     /// nick each has (as `messageAccount` does on the sender's process); else to the nick itself.
+    /// A bot's line that stands in for a room line is left out when one of them heard that line.
     func deliverPrivately(_ entry: HistoryEntry, tagsOnly: Bool = false) {
         var recipients = registry.connections(ofAccount: Account.key(entry.target))
+        if let standIn = entry.standsInFor, let room = rooms[standIn.room],
+           recipients.contains(where: { room.contains($0) && (standIn.membersHear || room.isOp($0)) }) { return }
         if recipients.isEmpty, let client = registry.nicks[Names.fold(entry.target)] { recipients = [client] }
         for client in recipients where !client.closing && (!tagsOnly || client.caps.contains(.messageTags)) {
             send(Outgoing(replaying: entry, to: client.nick, stampingText: false), to: client)

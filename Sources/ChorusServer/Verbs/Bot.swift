@@ -122,11 +122,15 @@ extension IRCServer {
                 let elsewhere = remote.users(ofAccount: key)
                 if elsewhere.isEmpty {
                     offline.append(key)
-                } else if !hearsRoomLineElsewhere(elsewhere, delivery) {
-                    // Connected to another process only: the line goes there through the log.
+                } else {
+                    // Connected to another process only: the line goes there through the log, and
+                    // that process, which knows whether they heard the room's line, decides.
                     let line = text ?? eventLine(event)
                     text = line
-                    relayDirectLine(line, to: elsewhere[0].account ?? key, tags: tags, at: t)
+                    let standIn = delivery.roomLine.map {
+                        HistoryEntry.StandIn(room: $0.conversation, membersHear: delivery.reaches(account: key, isManager: false))
+                    }
+                    relayDirectLine(line, to: elsewhere[0].account ?? key, standingInFor: standIn, tags: tags, at: t)
                 }
                 continue
             }
@@ -216,21 +220,14 @@ extension IRCServer {
         }
     }
 
-    /// Whether a connection of the account on another process is in the event's room, where the
-    /// room's line reaches it (that process delivers it from the log).
-    private func hearsRoomLineElsewhere(_ users: [PresenceRecord], _ delivery: Delivery) -> Bool {
-        guard delivery.roomLine != nil, let room = delivery.event.room else { return false }
-        return users.contains { user in
-            guard let status = user.rooms[room] else { return false }
-            return delivery.reaches(account: user.account.map(Account.key), isManager: status.contains("o"))
-        }
-    }
-
     /// A direct line from the bot to an account connected to other processes only: written to
     /// the log as a private line no one's history reads, which those processes deliver to it.
-    private func relayDirectLine(_ text: String, to account: String, tags: [Message.Tag], at time: Date) {
-        record(HistoryEntry(conversation: HistoryEntry.relayedOnly, msgid: ids.next(at: time), time: time, command: "NOTICE",
-                            source: serviceSource, account: config.serviceNick, target: account, text: text,
-                            clientTags: Message.serializedTags(tags)))
+    private func relayDirectLine(_ text: String, to account: String, standingInFor standIn: HistoryEntry.StandIn?,
+                                 tags: [Message.Tag], at time: Date) {
+        var entry = HistoryEntry(conversation: HistoryEntry.relayedOnly, msgid: ids.next(at: time), time: time, command: "NOTICE",
+                                 source: serviceSource, account: config.serviceNick, target: account, text: text,
+                                 clientTags: Message.serializedTags(tags))
+        entry.standsInFor = standIn
+        record(entry)
     }
 }
