@@ -20,6 +20,9 @@ public protocol SharedLog: Sendable {
     /// Stores `room` unless a room of its name is stored already: nil when this call made it, else
     /// the room as stored. Two processes making one room at once: one makes it, the other is told.
     func makeRoom(_ room: Room) throws -> StoredRoom?
+    /// The position of the last line committed: a reader that has read up to it has read every
+    /// line committed before this call.
+    func logEnd() throws -> Int64
 }
 
 /// What a wake-up from the log says.

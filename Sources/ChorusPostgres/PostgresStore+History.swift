@@ -117,6 +117,10 @@ extension PostgresStore {
 
 extension PostgresStore: SharedLog {
 
+    public func logEnd() throws -> Int64 {
+        try db.read { link in try link.query("SELECT coalesce(max(id), 0) FROM history").first?.int64(0) ?? 0 }
+    }
+
     /// Lines and presence take their ids, and commit, one process at a time: a reader that has
     /// seen id N has then seen everything before it (the lock is held until the commit), and
     /// notifications come in the order of the commits. With `wake`, the wake-up for the other

@@ -147,6 +147,29 @@ final class ClusterTests: XCTestCase {
         XCTAssertLessThan(first, 380, "the join came while alice talked; the replay holds the lines before it")
     }
 
+    /// Lines another node committed whose wake-up never came are read with bob's replay on node B
+    /// before node B delivers them (at its next poll): he reads each of them once, after the
+    /// lines before them.
+    func testLinesAReplayReadsBeforeTheNodeDeliversThemComeOnce() throws {
+        let shared = "cluster-\(UUID().uuidString)"
+        let n = try nodes(2, sharing: shared)
+        let alice = try n[0].connect(), bob = try n[1].connect(), cat = try n[1].connect()
+        try alice.register("alice")
+        try bob.register("bob")
+        try cat.register("cat")
+        try alice.join("#flat")
+        alice.send("PRIVMSG #flat :hello")
+        // cat, on node B, tells when node B has delivered alice's line.
+        try cat.join("#flat")
+        alice.send("PRIVMSG #flat :are you there?")
+        try cat.expect("alice's line, on node B") { $0.params.last == "are you there?" }
+        for n in 1...5 { try TestStore.appendWithoutWakeUp(msgid: "q\(n)", text: "quiet \(n)", at: Date(), folder: shared) }
+        bob.send("JOIN #flat")
+        let said = (try bob.collect(until: { $0.params.last?.hasSuffix("quiet 5") == true }) + bob.drain(for: 1.5))
+            .filter { $0.command == "PRIVMSG" }.compactMap { $0.params.last?.split(separator: "] ").last.map(String.init) }
+        XCTAssertEqual(said, ["hello", "are you there?"] + (1...5).map { "quiet \($0)" }, "each once, in order")
+    }
+
     /// A chore's reminder comes due: whichever node takes the due work first does it, once, and
     /// the person whose turn it is hears it on the node they are connected to.
     func testWhatComesDueIsDoneOnceAndReachesItsPersonOnAnotherNode() throws {

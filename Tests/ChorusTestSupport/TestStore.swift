@@ -84,13 +84,15 @@ extension TestStore {
 
     /// Appends a line to the log of the store kept for `folder` as the store does, but with no
     /// wake-up: what a notification that never arrived looks like to the others (PostgreSQL only).
-    public static func appendWithoutWakeUp(msgid: String, text: String, folder: String) throws {
+    public static func appendWithoutWakeUp(msgid: String, text: String, room: String = "#flat", at time: Date = Date(timeIntervalSince1970: 0),
+                                           folder: String) throws {
         let store = try at(folder: folder) as! PostgresStore
         defer { store.close() }
         try store.execute(unchecked: """
             WITH locked AS (SELECT pg_advisory_xact_lock(hashtext('chorus history ' || current_schema())))
             INSERT INTO history (conversation, msgid, time, command, source, account, target, text, client_tags, node)
-            SELECT '#flat', '\(msgid)', 0, 'PRIVMSG', 'ben!b@h', 'ben', '#flat', '\(text)', '', 'elsewhere' FROM locked
+            SELECT '\(room)', '\(msgid)', \(Int64(time.timeIntervalSince1970 * 1000)), 'PRIVMSG', 'ben!b@h', 'ben', '\(room)', '\(text)', '',
+              'elsewhere' FROM locked
             """)
     }
 }

@@ -23,6 +23,8 @@ final class ClusterFeed: @unchecked Sendable {
     private var readWaiting = false
     private var roomsWoken = false
     private var timer: DispatchSourceTimer?
+    /// Who waits until the lines up to a position are handed to `deliver`, latest position last.
+    private var waiting: [(through: Int64, then: @Sendable () -> Void)] = []
     /// How far back each look at changed rooms reaches: a change is stamped when written, and its
     /// transaction may commit up to a statement's time limit later.
     static let roomMargin: Int64 = 30_000
@@ -72,6 +74,24 @@ final class ClusterFeed: @unchecked Sendable {
             guard after == self.position else { return self.wake(rooms: false) }
             self.position = last
             if !lines.isEmpty { self.deliver(lines.map { .line($0) }) }
+            self.tellWaiting()
+        }
+    }
+
+    /// Calls `then` once every line up to `position` has been handed to `deliver` (at once if
+    /// they have been): after `deliver`'s calls for them, in the order the two were made.
+    func afterDelivering(through position: Int64, _ then: @escaping @Sendable () -> Void) {
+        queue.async {
+            self.waiting.append((position, then))
+            self.waiting.sort { $0.through < $1.through }
+            self.tellWaiting()
+        }
+    }
+
+    private func tellWaiting() {
+        while let first = waiting.first, first.through <= position {
+            waiting.removeFirst()
+            first.then()
         }
     }
 
@@ -101,6 +121,7 @@ final class ClusterFeed: @unchecked Sendable {
                 let (changes, next, more) = try log.changes(after: position, limit: Self.batch)
                 position = next
                 if !changes.isEmpty { deliver(changes) }
+                tellWaiting()
                 if !more { break }
             }
             if rooms { try readRooms() }

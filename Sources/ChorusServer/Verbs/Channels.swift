@@ -126,16 +126,6 @@ extension IRCServer {
     }
 
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
-    /// What a client entering a room is replayed (clients without `draft/chathistory`).
-    enum Replay {
-        /// The room's last lines: a join.
-        case latest
-        /// What the account has not seen, since its last connection ended: a login's return.
-        case unseen
-        /// Nothing: another connection of the account was reading the room all along.
-        case none
-    }
-
     func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply, replay: Replay = .latest) {
         room.add(client, status: status)
         client.rooms.append(room)
@@ -202,53 +192,6 @@ extension IRCServer {
 
     /// A room's lines for a client that cannot ask for them (no `draft/chathistory`): its last
     /// lines, or those the account has not seen, at most `history-replay` of them.
-    private func replayHistory(_ room: LiveRoom, to client: Client, _ replay: Replay) {
-        guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory), replay != .none else { return }
-        let key = room.key, limit = config.historyReplayLines, reader = room.historyReader(for: client)
-        let account = replay == .unseen ? client.account?.key : nil
-        // Lines said from now on reach the client after the replay, not in the middle of it. The
-        // read sees exactly the lines before the join: the writer runs in order, and later lines
-        // are written after this read.
-        replayReading(for: client)
-        readAfterWrites { store -> (entries: [HistoryEntry], more: Bool) in
-            // One line more than replayed tells whether earlier ones were left out.
-            // From the millisecond the last connection ended, that one included: a line said in
-            // it may come twice, but none is lost.
-            let since = try account.flatMap { try store.lastSeen(of: $0) }?.addingTimeInterval(-0.001)
-            let entries = try store.history(of: key, .latest(after: since.map { .time($0) }, limit: limit + 1), reader: reader)
-            return (Array(entries.suffix(limit)), entries.count > limit)
-        }.whenComplete { result in
-            defer { self.replayRead(for: client) }
-            guard case .success(let (read, more)) = result, !client.closing, room.contains(client) else { return }
-            var entries = read
-            // Another process's line, written after the join, comes once: live, after the replay.
-            if let live = self.heldFromElsewhere[ObjectIdentifier(client)] { entries.removeAll { live.contains($0.msgid) } }
-            guard !entries.isEmpty else { return }
-            let caps = client.caps
-            let stamp = !caps.contains(.serverTime)
-            let batch = caps.contains(.batch) ? client.nextBatchID() : nil
-            // One buffer, one write: a buffer and a write per line were a quarter of the replay's cost.
-            var out: [UInt8] = []
-            out.reserveCapacity(entries.count * 128)
-            if let batch {
-                Outgoing(Message(source: self.name, "BATCH", ["+" + batch, "chathistory", room.name]), time: self.now())
-                    .write(for: caps, to: &out)
-            }
-            if more {
-                let note = "Earlier lines of \(room.name) are not replayed here: a client with draft/chathistory, or the web client, shows them."
-                Outgoing(Message(source: self.name, "NOTICE", [room.name, note]), time: entries[0].time)
-                    .write(for: caps, batch: batch, to: &out)
-            }
-            for e in entries {
-                Outgoing(replaying: e, to: e.target, stampingText: stamp).write(for: caps, batch: batch, to: &out)
-            }
-            if let batch {
-                Outgoing(Message(source: self.name, "BATCH", ["-" + batch]), time: self.now()).write(for: caps, to: &out)
-            }
-            self.writeAnswer(self.allocator.buffer(bytes: out), to: client)
-        }
-    }
-
     /// RPL_NAMREPLY lines, as many as the names need, then RPL_ENDOFNAMES: the members here, then
     /// those connected to other processes.
     func sendNames(_ room: LiveRoom, to reply: Reply) {
