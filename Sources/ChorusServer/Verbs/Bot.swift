@@ -122,9 +122,10 @@ extension IRCServer {
                 let elsewhere = remote.users(ofAccount: key)
                 if elsewhere.isEmpty {
                     offline.append(key)
-                } else {
-                    // Connected to another process only: the line goes there through the log, and
-                    // that process, which knows whether they heard the room's line, decides.
+                } else if !hearsRoomLineElsewhere(elsewhere, delivery) {
+                    // Connected to another process only: the line goes there through the log. That
+                    // process knows better whether they heard the room's line (they may have just
+                    // come in), and decides.
                     let line = text ?? eventLine(event)
                     text = line
                     let standIn = delivery.roomLine.map {
@@ -217,6 +218,17 @@ extension IRCServer {
             send(line, to: member)
             member.rooms.removeAll { $0 === room }
             presenceChanged(member, note: "Room closed by \(manager)")
+        }
+    }
+
+    /// Whether a connection of the account on another process is in the event's room, where the
+    /// room's line reaches it (that process delivers it from the log). Asked before writing a
+    /// direct line to the log: most of those concerned by a room's event sit in it.
+    private func hearsRoomLineElsewhere(_ users: [PresenceRecord], _ delivery: Delivery) -> Bool {
+        guard delivery.roomLine != nil, let room = delivery.event.room else { return false }
+        return users.contains { user in
+            guard let status = user.rooms[room] else { return false }
+            return delivery.reaches(account: user.account.map(Account.key), isManager: status.contains("o"))
         }
     }
 
