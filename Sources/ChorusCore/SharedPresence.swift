@@ -22,7 +22,7 @@ public protocol SharedLog: Sendable {
     func makeRoom(_ room: Room) throws -> StoredRoom?
     /// The position of the last line committed: a reader that has read up to it has read every
     /// line committed before this call.
-    func logEnd() throws -> Int64
+    func lastLinePosition() throws -> Int64
 }
 
 /// What a wake-up from the log says.

@@ -117,7 +117,7 @@ extension PostgresStore {
 
 extension PostgresStore: SharedLog {
 
-    public func logEnd() throws -> Int64 {
+    public func lastLinePosition() throws -> Int64 {
         try db.read { link in try link.query("SELECT coalesce(max(id), 0) FROM history").first?.int64(0) ?? 0 }
     }
 

@@ -29,18 +29,18 @@ extension IRCServer {
         // read sees exactly this process's lines before the join: the writer runs in order, and
         // later lines are written after this read.
         replayReading(for: client)
-        readAfterWrites { store -> (entries: [HistoryEntry], more: Bool, logEnd: Int64?) in
+        readAfterWrites { store -> (entries: [HistoryEntry], more: Bool, lastLine: Int64?) in
             // One line more than replayed tells whether earlier ones were left out.
             // From the millisecond the last connection ended, that one included: a line said in
             // it may come twice, but none is lost.
             let since = try account.flatMap { try store.lastSeen(of: $0) }?.addingTimeInterval(-0.001)
             let entries = try store.history(of: key, .latest(after: since.map { .time($0) }, limit: limit + 1), reader: reader)
-            return (Array(entries.suffix(limit)), entries.count > limit, try log?.logEnd())
+            return (Array(entries.suffix(limit)), entries.count > limit, try log?.lastLinePosition())
         }.whenComplete { result in
             guard case .success(let read) = result else { return self.replayRead(for: client) }
             // Other processes' lines may be read here before this process delivers them live: the
             // replay waits until it has, and leaves out those it held for the client meanwhile.
-            self.afterDeliveringOthersLines(through: read.logEnd) {
+            self.afterDeliveringOthersLines(through: read.lastLine) {
                 defer { self.replayRead(for: client) }
                 guard !client.closing, room.contains(client) else { return }
                 var entries = read.entries
