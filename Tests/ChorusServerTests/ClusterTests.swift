@@ -117,8 +117,9 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(told.map { $0.params[0] }, ["#den"], "once, in the room")
     }
 
-    /// bob joins #busy on node B while alice talks in it on node A, a line every ~0.2 ms: he reads
-    /// the room's latest lines, then what was said since, in order, each once.
+    /// bob joins #busy on node B while alice talks in it on node A, a line every ~0.2 ms, until
+    /// fifty lines after his join: he reads the room's latest lines, then what was said since,
+    /// in order, each once.
     func testJoiningABusyRoomOnAnotherNodeReadsHistoryThenLiveLinesInOrder() throws {
         let n = try nodes(2)
         let alice = try n[0].connect(), bob = try n[1].connect()
@@ -128,22 +129,30 @@ final class ClusterTests: XCTestCase {
         for i in 1...30 { alice.send("PRIVMSG #busy :n\(i)") }
         alice.send("PING warm")
         try alice.expect(command: "PONG", "test.chorus", "warm")
+        let joined = Atomic<Bool>(false), last = Atomic<Int>(0)
         let talking = DispatchGroup()
         DispatchQueue.global().async(group: talking) {
-            for i in 31...400 {
+            var i = 31, afterJoin = 0
+            while afterJoin < 50 && i < 20_000 {
                 alice.send("PRIVMSG #busy :n\(i)")
+                if joined.load(ordering: .relaxed) { afterJoin += 1 }
+                i += 1
                 usleep(200)
             }
+            last.store(i - 1, ordering: .relaxed)
         }
         usleep(10_000)
         bob.send("JOIN #busy")
+        _ = try bob.collect(until: { $0.command == "366" })
+        joined.store(true, ordering: .relaxed)
         talking.wait()
-        let seen = try bob.collect(until: { $0.params.last?.hasSuffix(" n400") == true || $0.params.last == "n400" }, timeout: 10)
+        let end = last.load(ordering: .relaxed)
+        let seen = try bob.collect(until: { $0.params.last?.hasSuffix(" n\(end)") == true || $0.params.last == "n\(end)" }, timeout: 10)
             .filter { $0.command == "PRIVMSG" }
             .map { Int($0.params[1].split(separator: " ").last!.dropFirst())! }
         let first = try XCTUnwrap(seen.first)
-        XCTAssertEqual(seen, Array(first...400), "replay, then live: in order, each once")
-        XCTAssertLessThan(first, 380, "the join came while alice talked; the replay holds the lines before it")
+        XCTAssertEqual(seen, Array(first...end), "replay, then live: in order, each once")
+        XCTAssertLessThan(first, end - 50, "the replay holds lines from before the join")
     }
 
     /// Lines another node committed whose wake-up never came are read with bob's replay on node B
