@@ -206,6 +206,7 @@ extension IRCServer {
                 if let audience = entry.audience, !room.isOp(member), !(member.account.map { audience.contains($0.key) } ?? false) {
                     return false
                 }
+                // Noted here, in the one pass over the members: its replay leaves the line out.
                 if member.replaysReading > 0 { self.heldFromElsewhere[ObjectIdentifier(member), default: []].insert(entry.msgid) }
                 return true
             })
