@@ -42,9 +42,9 @@ extension Bot {
                         titleWords.append(w)
                         continue
                     }
-                    throw UsageError("Cannot read \"\(phrase)\" as a time. Try: tomorrow 17:00, fri, in 3d, 2026-12-01")
+                    throw UsageError("Cannot read \"\(phrase)\" as a time. Try: \(Self.dueForms)")
                 }
-                due = date
+                due = try ahead(date, typed: words.prefix(used).joined(separator: " "), inv)
                 words = words.dropFirst(used)
             } else {
                 titleWords.append(w)
@@ -58,12 +58,45 @@ extension Bot {
     }
 
     /// Whether a word after "due" was meant as a time: it has a digit or a time's punctuation,
-    /// or begins like a day or a relative time (`fri`, `fryday`, `tomorrow`, `next`, `in`).
+    /// begins like a day or a relative time (`fri`, `fryday`, `tomorrow`, `next`, `in`), or is a
+    /// month or a word of the day (`dec`, `noon`, `yesterday`, `last`).
     static func looksLikeTime(_ word: String) -> Bool {
         let w = word.lowercased()
         if w.contains(where: { $0.isNumber || $0 == ":" || $0 == "/" }) { return true }
         let starts = ["mon", "tue", "wed", "thu", "fri", "sat", "sun", "tod", "tom", "ton", "next", "in", "none", "never", "week", "month"]
-        return starts.contains { w.hasPrefix($0) } || w == "in"
+        let words = ["noon", "midday", "midnight", "yesterday", "last", "this"]
+        if starts.contains(where: { w.hasPrefix($0) }) || words.contains(w) || When.months[w] != nil { return true }
+        // A day or month name mistyped (`fryday`, `tomorow`, `decmber`): two letters off at most.
+        let names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "today", "tomorrow", "tonight",
+                     "yesterday", "noon", "midnight"] + When.months.keys.filter { $0.count > 3 }
+        return w.count >= 4 && names.contains { distance(w, $0) <= 2 }
+    }
+
+    /// Edits (insertions, deletions, changes of a letter) that turn `a` into `b`.
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let old = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = old
+            }
+        }
+        return a.isEmpty ? b.count : row[b.count]
+    }
+
+    /// The forms a due time takes, for the answer to one that cannot be read.
+    static let dueForms = "tomorrow 17:00, fri, fri 12:00, noon, in 3d, in 90m, dec 5, 2026-12-01"
+
+    /// A due time as a job takes it: ahead of now. `typed` is what was typed, for the refusal.
+    func ahead(_ date: Date, typed: String, _ inv: Invocation) throws -> Date {
+        guard date > inv.now else {
+            throw UsageError("“\(typed)” is in the past (\(when(inv).format(date, now: inv.now))): a due time is ahead of now")
+        }
+        return date
     }
 
     func assign(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
@@ -102,10 +135,10 @@ extension Bot {
             change = try board.edit(id, description: value, by: inv.account)
         case "due":
             guard let parsed = when(inv).parse(value, now: inv.now) else {
-                throw UsageError("Cannot read \"\(value)\" as a time. Try: tomorrow 17:00, fri, in 3d, 2026-12-01, none")
+                throw UsageError("Cannot read \"\(value)\" as a time. Try: \(Self.dueForms), none")
             }
             switch parsed {
-            case .date(let d): change = try board.edit(id, due: .some(d), by: inv.account)
+            case .date(let d): change = try board.edit(id, due: .some(try ahead(d, typed: value, inv)), by: inv.account)
             case .none: change = try board.edit(id, due: .some(nil), by: inv.account)
             }
         default:
@@ -115,7 +148,7 @@ extension Bot {
     }
 
     func task(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!task add <id> <text> | !task done <id> <n>"
+        let usage = "!task add <id> <text> | !task done <id> <n>|<text>"
         switch try args.word("add or done", usage: usage).lowercased() {
         case "add":
             let id = try args.id(usage: usage)
@@ -124,8 +157,8 @@ extension Bot {
             return announce(try board.addTask(id, text: text, by: inv.account))
         case "done", "tick":
             let id = try args.id(usage: usage)
-            let word = try args.word("task number", usage: usage)
-            guard let n = Int(word) else { throw UsageError("\"\(word)\" is not a task number. Usage: \(usage)") }
+            let word = try args.word("task number or text", usage: usage)
+            guard let n = Int(word) else { return announce(try board.completeTask(id, text: ([word] + [args.rest()]).joined(separator: " "), by: inv.account)) }
             return announce(try board.completeTask(id, number: n, by: inv.account))
         default:
             throw UsageError("Usage: \(usage)")
@@ -324,12 +357,15 @@ extension Bot {
                          jobs.map { "  " + t.summary($0, showRoom: true) })
     }
 
+    /// `1 job`, `3 jobs`.
+    static func jobs(_ n: Int) -> String { n == 1 ? "1 job" : "\(n) jobs" }
+
     func stats(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let who = try args.next().map { try account($0, inv) } ?? inv.account
         let count = try board.completed(by: who, in: inv.room?.key, askerRooms: Array(inv.rooms.keys), asker: inv.account)
         var lines: [String] = []
-        if let room = inv.room, let n = count.inRoom { lines.append("\(who) has completed \(n) jobs in \(room.name).") }
-        lines.append("\(who) has completed \(count.shared) jobs in all the rooms you share" +
+        if let room = inv.room, let n = count.inRoom { lines.append("\(who) has completed \(Self.jobs(n)) in \(room.name).") }
+        lines.append("\(who) has completed \(Self.jobs(count.shared)) in all the rooms you share" +
                      (count.includesPersonal ? " and on your personal list." : "."))
         return Outcome(replies: lines)
     }

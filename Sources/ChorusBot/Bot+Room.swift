@@ -39,6 +39,11 @@ extension Bot {
         if let job = try board.store.job(jobID), job.status.isOpen, job.isAssigned(to: ask.by) {
             let change = try successor.map { try board.assign(jobID, to: $0, by: inv.account) } ?? board.unassign(jobID, by: inv.account)
             result.events += change.events
+        } else {
+            // Say what did not happen, rather than an "approved" that changed nothing.
+            let job = try board.store.job(jobID)
+            let now = job.map { !$0.status.isOpen ? "is \($0.status.rawValue)" : "is \($0.assignee.map { "with \($0)" } ?? "unassigned")" } ?? "is gone"
+            result.replies.append("Job \(jobID) \(now) since the ask: it is left as it is\(successor.map { ", not given to \($0)" } ?? "").")
         }
         return result
     }
@@ -100,7 +105,7 @@ extension Bot {
             var lines = c.syntax.map { "Usage: \($0)" }
             lines.append(c.summary)
             lines.append("Example: \(c.example)")
-            let who = ["anyone logged in", "members of the room", "the room's managers"][c.audience.rawValue]
+            let who = c.who ?? ["anyone logged in", "members of the room", "the room's managers"][c.audience.rawValue]
             lines.append("Who: \(who)." + (c.aliases.isEmpty ? "" : " Also: " + c.aliases.map { "!" + $0 }.joined(separator: " ")))
             return Outcome(replies: lines)
         }

@@ -304,6 +304,23 @@ public struct JobBoard: Sendable {
         ])])
     }
 
+    /// Ticks the task whose text is `text` (any case), or the only open one that contains it, as
+    /// a checklist is read aloud: `!task done 1 shut off water`.
+    public func completeTask(_ id: Int64, text: String, by actor: String) throws -> Change {
+        let (job, _) = try access(id, by: actor)
+        let wanted = text.trimmed.lowercased()
+        let numbered = job.tasks.enumerated().map { (number: $0.offset + 1, task: $0.element) }
+        if let exact = numbered.first(where: { $0.task.text.lowercased() == wanted }) {
+            return try completeTask(id, number: exact.number, by: actor)
+        }
+        let near = numbered.filter { !$0.task.done && $0.task.text.lowercased().contains(wanted) }
+        guard near.count == 1 else {
+            throw JobError.invalid(near.isEmpty ? "Job \(id) has no open task “\(text.trimmed)”: !show \(id) lists them with their numbers"
+                                                : "Several tasks of job \(id) say “\(text.trimmed)”: tick one by its number (!show \(id))")
+        }
+        return try completeTask(id, number: near[0].number, by: actor)
+    }
+
     public func comment(_ id: Int64, text: String, by actor: String) throws -> (Comment, Event) {
         let (job, _) = try access(id, by: actor)
         let text = text.trimmed
@@ -340,6 +357,8 @@ public struct JobBoard: Sendable {
             let (job, _) = try access(id, by: actor)
             guard job.room == room else { throw JobError.noSuchJob(id) }
             guard job.isAssigned(to: actor) else { throw JobError.notAllowed("Job \(id) is not assigned to you") }
+            // A finished job holds nobody: asking to be taken off it would be approved for nothing.
+            guard job.status.isOpen else { throw JobError.invalid("Job \(id) is \(job.status.rawValue): there is nothing to be taken off") }
             data["title"] = job.title
         }
         let t = now()
@@ -397,8 +416,11 @@ public struct JobBoard: Sendable {
         guard let role = try store.role(of: actor, in: room) else { throw JobError.notInRoom(room) }
         guard role == .manager else { throw JobError.notAllowed("Only managers change the room's settings") }
         var settings = try store.roomSettings(room)
-        let description = change(&settings)
-        let e = Event(type: EventType.roomSettings, room: room, job: nil, actor: actor, data: ["setting": description], at: now())
+        // `visibility own`: the setting and its new value, each a tag of its own for bots.
+        let description = change(&settings).split(separator: " ", maxSplits: 1).map(String.init)
+        var data = ["setting": description.first ?? ""]
+        if description.count > 1 { data["value"] = description[1] }
+        let e = Event(type: EventType.roomSettings, room: room, job: nil, actor: actor, data: data, at: now())
         return try store.saveRoomSettings(settings, room: room, event: e)
     }
 

@@ -34,6 +34,33 @@ import Testing
         #expect(w.parse("in lots", now: now) == nil)
     }
 
+    @Test func monthsNoonMinutesAndThePast() {
+        let w = When(timeZone: paris)
+        #expect(iso(w.parse("noon", now: now)) == "2026-11-23T12:00:00+01:00")
+        #expect(iso(w.parse("midnight", now: now)) == "2026-11-23T23:59:00+01:00")
+        #expect(iso(w.parse("in 90m", now: now)) == "2026-11-23T11:30:00+01:00")
+        #expect(iso(w.parse("dec 5", now: now)) == "2026-12-05T17:00:00+01:00")
+        #expect(iso(w.parse("5 dec 9:00", now: now)) == "2026-12-05T09:00:00+01:00")
+        #expect(iso(w.parse("december 5th", now: now)) == "2026-12-05T17:00:00+01:00")
+        #expect(iso(w.parse("jan 3", now: now)) == "2027-01-03T17:00:00+01:00", "a month day long past is next year's")
+        #expect(iso(w.parse("nov 20", now: now)) == "2026-11-20T17:00:00+01:00", "a month day just past stays this year's")
+        #expect(iso(w.parse("yesterday", now: now)) == "2026-11-22T17:00:00+01:00")
+        #expect(iso(w.parse("last friday", now: now)) == "2026-11-20T17:00:00+01:00")
+        #expect(iso(w.parse("last mon", now: now)) == "2026-11-16T17:00:00+01:00", "last mon on a Monday is a week ago")
+        #expect(w.parse("dec 32", now: now) == nil)
+        #expect(w.parse("feb 30", now: now) == nil)
+    }
+
+    /// A weekday typed on that day with a time still ahead means today; without a time, or with
+    /// a time already past, a week on.
+    @Test func todaysWeekdayWithATimeAhead() {
+        let w = When(timeZone: paris)
+        #expect(iso(w.parse("mon 12:00", now: now)) == "2026-11-23T12:00:00+01:00")
+        #expect(iso(w.parse("mon 9:00", now: now)) == "2026-11-30T09:00:00+01:00")
+        #expect(iso(w.parse("mon", now: now)) == "2026-11-30T17:00:00+01:00")
+        #expect(iso(w.parse("tue 9:00", now: now)) == "2026-11-24T09:00:00+01:00")
+    }
+
     @Test func timeZoneMatters() {
         let tokyo = When(timeZone: TimeZone(identifier: "Asia/Tokyo")!)
         #expect(iso(tokyo.parse("2026-12-01 9:00", now: now)) == "2026-12-01T01:00:00+01:00")
