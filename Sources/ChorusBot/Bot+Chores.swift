@@ -123,20 +123,20 @@ extension Bot {
         return Outcome(events: try chores.back(in: room.key, by: inv.account))
     }
 
-    func turnLine(_ c: Chore, _ inv: Invocation) -> String {
+    func turnLine(_ c: Chore, _ inv: Invocation) throws -> String {
         let t = text(inv)
         let late = c.due < inv.now ? " (overdue)" : ""
-        return "\(c.name): \(c.whoseTurn)'s turn since \(t.short(c.turnSince)), due \(t.short(c.due))\(late); next \(c.nextUp)"
+        return "\(c.name): \(c.whoseTurn)'s turn since \(t.short(c.turnSince)), due \(t.short(c.due))\(late); next \(try chores.nextUp(c))"
     }
 
     func turn(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let room = try self.room(inv, &args, required: true)!
         if let name = args.next() {
-            return Outcome(replies: [turnLine(try chores.turn(name, in: room.key, by: inv.account), inv)])
+            return Outcome(replies: [try turnLine(try chores.turn(name, in: room.key, by: inv.account), inv)])
         }
         let all = try chores.chores(in: room.key, by: inv.account)
         guard !all.isEmpty else { return Outcome(replies: ["No chores in \(room.name) yet: !help chore"]) }
-        return Outcome(replies: all.map { turnLine($0, inv) })
+        return Outcome(replies: try all.map { try turnLine($0, inv) })
     }
 
     func listChores(_ inv: Invocation, _ args: inout Args) throws -> Outcome {

@@ -140,6 +140,9 @@ public struct Chore: Equatable, Sendable {
     /// A swap asked for and not yet answered: `from` offered their place to `to`.
     public var swapFrom: String?
     public var swapTo: String?
+    /// Whose turn this was before it passed over them while they were away: it goes back to them
+    /// if they come back (`!back`) before it falls due.
+    public var passedOver: String?
 
     public init(id: Int64 = 0, room: String, name: String, frequency: Frequency, hour: Int, minute: Int, rotation: [String],
                 current: Int = 0, turnSince: Date, due: Date, createdBy: String, createdAt: Date) {
@@ -159,7 +162,6 @@ public struct Chore: Equatable, Sendable {
 
     public var key: String { Account.key(name) }
     public var whoseTurn: String { rotation.isEmpty ? "nobody" : rotation[current % rotation.count] }
-    public var nextUp: String { rotation.isEmpty ? "nobody" : rotation[(current + 1) % rotation.count] }
 }
 
 /// A shared list in a room: groceries, what is in the fridge.

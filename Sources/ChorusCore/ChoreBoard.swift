@@ -35,10 +35,19 @@ public struct ChoreBoard: Sendable {
                      concerns: concerns.filter { Account.key($0) != Account.key(actor) })
     }
 
-    private func started(_ chore: Chore, _ actor: String) throws -> Event {
-        let next = chore.rotation.isEmpty ? "nobody" : chore.rotation[try nextPresent(after: chore.current, in: chore)]
-        return event(EventType.turnStarted, chore, actor, ["due": ISO8601DateFormatter().string(from: chore.due), "next": next],
-                     concerns: [chore.whoseTurn])
+    private func started(_ chore: Chore, _ actor: String, _ extra: [String: String] = [:]) throws -> Event {
+        var data = extra
+        data["due"] = ISO8601DateFormatter().string(from: chore.due)
+        data["next"] = try nextUp(chore)
+        return event(EventType.turnStarted, chore, actor, data, concerns: [chore.whoseTurn])
+    }
+
+    /// Who takes the turn after this one: the next in the rotation who is not away when it falls.
+    /// `!turn` and the `turn.started` events say the same.
+    public func nextUp(_ chore: Chore) throws -> String {
+        guard !chore.rotation.isEmpty else { return "nobody" }
+        let due = chore.frequency.step(from: chore.due, hour: chore.hour, minute: chore.minute, calendar: calendar)
+        return chore.rotation[try nextPresent(after: chore.current, in: chore, at: due)]
     }
 
     // MARK: Chores
@@ -49,7 +58,8 @@ public struct ChoreBoard: Sendable {
         if role == .member, try store.roomSettings(room).creators == .managers {
             throw JobError.notAllowed("Only managers add chores in \(room)")
         }
-        guard !name.isEmpty, name.count <= 40, Int(name) == nil, !name.contains(" ") else {
+        guard name.count <= 40 else { throw JobError.invalid("A chore's name is at most 40 characters: dishes, bins, hoovering") }
+        guard !name.isEmpty, Int(name) == nil, !name.contains(" ") else {
             throw JobError.invalid("A chore's name is one word, not a number (jobs use numbers): dishes, bins, hoovering")
         }
         if try store.chore(named: name, in: room) != nil { throw JobError.invalid("There is already a chore \"\(name)\" here") }
@@ -89,14 +99,18 @@ public struct ChoreBoard: Sendable {
     /// Moves the turn to the next person and the due time one period on (past now, if it is late).
     private func advance(_ chore: inout Chore) throws {
         let t = now()
-        chore.current = try nextPresent(after: chore.current, in: chore)
-        chore.turnSince = t
         var next = chore.frequency.step(from: chore.due, hour: chore.hour, minute: chore.minute, calendar: calendar)
         var guardSteps = 0
         while next <= t && guardSteps < 5000 {
             next = chore.frequency.step(from: next, hour: chore.hour, minute: chore.minute, calendar: calendar)
             guardSteps += 1
         }
+        // The next person who is there when the new turn falls; whoever is passed over for being
+        // away gets it back if they come back before then.
+        let inLine = chore.rotation.isEmpty ? 0 : (chore.current + 1) % chore.rotation.count
+        chore.current = try nextPresent(after: chore.current, in: chore, at: next)
+        chore.passedOver = chore.current == inLine || chore.rotation.isEmpty ? nil : chore.rotation[inLine]
+        chore.turnSince = t
         chore.due = next
         chore.lastReminder = nil
         chore.roomToldOverdue = false
@@ -140,6 +154,7 @@ public struct ChoreBoard: Sendable {
         guard !rotation.isEmpty else { throw JobError.invalid("Name the people in order: !chore order <chore> <nick> <nick> …") }
         chore.rotation = rotation
         chore.current = 0
+        chore.passedOver = nil
         chore.turnSince = now()
         let e = event(EventType.choreOrder, chore, actor, ["rotation": rotation.joined(separator: " ")])
         return (chore, try store.updateChore(chore, events: [e, try started(chore, actor)]))
@@ -172,31 +187,36 @@ public struct ChoreBoard: Sendable {
 
     // MARK: Away, swaps, edits
 
-    private func isAway(_ account: String, _ room: String) throws -> Bool {
+    /// Whether `account` is away when a turn due at `due` falls: their away time has not ended,
+    /// and ends after it.
+    private func isAway(_ account: String, _ room: String, at due: Date) throws -> Bool {
         guard let until = try store.awayUntil(account, in: room) else { return false }
-        return until > now()
+        return until > now() && until > due
     }
 
-    /// The index of the next person in the rotation after `index` who is not away (or simply the
-    /// next one, if everybody is away).
-    private func nextPresent(after index: Int, in chore: Chore) throws -> Int {
+    /// The index of the next person in the rotation after `index` who is not away when a turn due
+    /// at `due` falls (or simply the next one, if everybody is away).
+    private func nextPresent(after index: Int, in chore: Chore, at due: Date) throws -> Int {
         let n = max(1, chore.rotation.count)
         for step in 1...n {
             let i = (index + step) % n
-            if try !isAway(chore.rotation[i], chore.room) { return i }
+            if try !isAway(chore.rotation[i], chore.room, at: due) { return i }
         }
         return (index + 1) % n
     }
 
-    /// Leaves the actor out of the room's rotations until `until`: turns that are theirs now pass on.
+    /// Leaves the actor out of the room's rotations until `until`: a turn of theirs that falls
+    /// before then passes on; one that falls after it stays theirs.
     public func away(until: Date, in room: String, by actor: String) throws -> [Event] {
         _ = try role(actor, room)
         guard until > now() else { throw JobError.invalid("That time has already passed") }
         var events = [Event(type: EventType.memberAway, room: room, job: nil, actor: actor,
                             data: ["until": ISO8601DateFormatter().string(from: until)], at: now())]
         events = try store.setAway(actor, in: room, until: until, events: events)
-        for var chore in try store.chores(in: room) where Account.key(chore.whoseTurn) == Account.key(actor) && chore.rotation.count > 1 {
-            chore.current = try nextPresent(after: chore.current, in: chore)
+        for var chore in try store.chores(in: room)
+        where Account.key(chore.whoseTurn) == Account.key(actor) && chore.rotation.count > 1 && chore.due < until {
+            chore.current = try nextPresent(after: chore.current, in: chore, at: chore.due)
+            chore.passedOver = actor
             chore.turnSince = now()
             chore.lastReminder = nil
             chore.roomToldOverdue = false
@@ -205,12 +225,24 @@ public struct ChoreBoard: Sendable {
         return events
     }
 
+    /// Ends the actor's away time early: a turn that passed over them and has not fallen due yet
+    /// comes back to them.
     public func back(in room: String, by actor: String) throws -> [Event] {
         _ = try role(actor, room)
         guard try store.awayUntil(actor, in: room) != nil else { throw JobError.invalid("You are not marked away in \(room)") }
-        return try store.setAway(actor, in: room, until: nil, events: [
+        var events = try store.setAway(actor, in: room, until: nil, events: [
             Event(type: EventType.memberBack, room: room, job: nil, actor: actor, at: now()),
         ])
+        for var chore in try store.chores(in: room) where chore.passedOver.map(Account.key) == Account.key(actor) && chore.due > now() {
+            guard let mine = chore.rotation.firstIndex(where: { Account.key($0) == Account.key(actor) }) else { continue }
+            chore.current = mine
+            chore.passedOver = nil
+            chore.turnSince = now()
+            chore.lastReminder = nil
+            chore.roomToldOverdue = false
+            events += try store.updateChore(chore, events: [try started(chore, actor)])
+        }
+        return events
     }
 
     /// Someone left the room: they are out of its rotations, and a turn of theirs passes to the next
@@ -231,7 +263,8 @@ public struct ChoreBoard: Sendable {
             if wasTheirs && !chore.rotation.isEmpty {
                 // The person after them now stands at `current`; pass over anyone away.
                 let n = chore.rotation.count
-                chore.current = try nextPresent(after: (chore.current + n - 1) % n, in: chore)
+                chore.current = try nextPresent(after: (chore.current + n - 1) % n, in: chore, at: chore.due)
+                chore.passedOver = nil
                 chore.turnSince = now()
                 chore.lastReminder = nil
                 chore.roomToldOverdue = false
@@ -324,7 +357,7 @@ public struct ChoreBoard: Sendable {
         var events: [Event] = []
         for var chore in try store.allChores() where reminderTime(chore, every: interval) <= t && !chore.rotation.isEmpty {
             let whose = chore.whoseTurn
-            if try isAway(whose, chore.room) {
+            if try isAway(whose, chore.room, at: t) {
                 // Away people get no reminders; look again after an interval.
                 chore.lastReminder = t
                 _ = try store.updateChore(chore, events: [])

@@ -341,6 +341,10 @@ enum PostgresSchema {
         ("v6: each installation wakes on a channel of its own", """
         CREATE OR REPLACE FUNCTION chorus_room_changed() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE changed_room TEXT; BEGIN IF TG_TABLE_NAME = 'rooms' THEN changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; ELSE changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.room ELSE NEW.room END; END IF; INSERT INTO room_changes (room, changed, node) VALUES (changed_room, (extract(epoch from clock_timestamp()) * 1000)::bigint, current_setting('chorus.node', true)) ON CONFLICT (room) DO UPDATE SET changed = excluded.changed, node = excluded.node; PERFORM pg_notify(coalesce(current_setting('chorus.channel', true), 'chorus_lines'), 'rooms ' || coalesce(current_setting('chorus.node', true), '')); RETURN NULL; END $$
         """),
+        // SQLite's v16.
+        ("v7: whose turn passed over them while away", """
+        ALTER TABLE chores ADD COLUMN passed_over TEXT COLLATE "C"
+        """),
     ]
 
     /// Applies the migrations the database lacks, each in a transaction of its own. Nodes starting

@@ -30,7 +30,7 @@ extension PostgresStore: ChoreStore {
 
     private static let choreColumns = """
         id, room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
-        last_reminder, room_told_overdue, swap_from, swap_to, xmin::text
+        last_reminder, room_told_overdue, swap_from, swap_to, passed_over, xmin::text
         """
 
     public func chore(named name: String, in room: String) throws -> Chore? {
@@ -54,8 +54,8 @@ extension PostgresStore: ChoreStore {
         try db.write { link in
             let rows = try link.query("""
                 INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
-                                    last_reminder, room_told_overdue, swap_from, swap_to)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                                    last_reminder, room_told_overdue, swap_from, swap_to, passed_over)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
                 """, Self.choreValues(chore))
             var saved = chore
             saved.id = try rows[0].int64(0)
@@ -67,7 +67,8 @@ extension PostgresStore: ChoreStore {
         try db.write { link in
             try Self.update("chores", id: chore.id, set: """
                 room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?, turn_since = ?,
-                due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ?
+                due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ?,
+                passed_over = ?
                 """, Self.choreValues(chore), events: events, what: "chore \(chore.name)", link)
         }
     }
@@ -105,7 +106,7 @@ extension PostgresStore: ChoreStore {
     private static func choreValues(_ c: Chore) -> [any PostgresBindable] {
         [Account.key(c.room), c.key, c.name, StoredForm.encode(c.frequency), c.hour, c.minute, StoredForm.encode(c.rotation), c.current,
          Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt),
-         c.lastReminder.map(Millis.from), c.roomToldOverdue, c.swapFrom, c.swapTo]
+         c.lastReminder.map(Millis.from), c.roomToldOverdue, c.swapFrom, c.swapTo, c.passedOver]
     }
 
     private static func chore(_ row: PostgresRandomAccessRow) throws -> Chore {
@@ -118,6 +119,7 @@ extension PostgresStore: ChoreStore {
         chore.roomToldOverdue = try row.bool(14)
         chore.swapFrom = try row.string(15)
         chore.swapTo = try row.string(16)
+        chore.passedOver = try row.string(17)
         return chore
     }
 

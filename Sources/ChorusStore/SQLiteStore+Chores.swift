@@ -48,8 +48,8 @@ extension SQLiteStore: ChoreStore {
         try db.write { db in
             try db.run(sql: """
                 INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
-                                    last_reminder, room_told_overdue, swap_from, swap_to)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                    last_reminder, room_told_overdue, swap_from, swap_to, passed_over)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, arguments: StatementArguments(Self.choreArguments(chore)))
             var saved = chore
             saved.id = db.lastInsertedRowID
@@ -61,7 +61,8 @@ extension SQLiteStore: ChoreStore {
         try db.write { db in
             try db.run(sql: """
                 UPDATE chores SET room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?,
-                  turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ? WHERE id = ?
+                  turn_since = ?, due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ?,
+                  passed_over = ? WHERE id = ?
                 """, arguments: StatementArguments(Self.choreArguments(chore)) + [chore.id])
             guard db.changesCount == 1 else { throw StoreError.notFound("chore \(chore.name)") }
             return try events.map { try Self.insert($0, db) }
@@ -102,7 +103,7 @@ extension SQLiteStore: ChoreStore {
     private static func choreArguments(_ c: Chore) -> [(any DatabaseValueConvertible)?] {
         return [Account.key(c.room), c.key, c.name, StoredForm.encode(c.frequency), c.hour, c.minute, StoredForm.encode(c.rotation), c.current,
                 Millis.from(c.turnSince), Millis.from(c.due), c.createdBy, Millis.from(c.createdAt),
-                c.lastReminder.map(Millis.from), c.roomToldOverdue, c.swapFrom, c.swapTo]
+                c.lastReminder.map(Millis.from), c.roomToldOverdue, c.swapFrom, c.swapTo, c.passedOver]
     }
 
     private static func chore(_ row: Row) -> Chore {
@@ -115,6 +116,7 @@ extension SQLiteStore: ChoreStore {
         chore.roomToldOverdue = row["room_told_overdue"]
         chore.swapFrom = row["swap_from"]
         chore.swapTo = row["swap_to"]
+        chore.passedOver = row["passed_over"]
         return chore
     }
 

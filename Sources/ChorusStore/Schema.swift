@@ -369,6 +369,9 @@ enum Schema {
                 INSERT INTO due_work (board, due_at) VALUES ('chores', 0), ('requests', 0), ('timers', 0), ('plans', 0);
                 """)
         }
+        migrator.registerMigration("v16: whose turn passed over them while away") { db in
+            try db.execute(sql: "ALTER TABLE chores ADD COLUMN passed_over TEXT")
+        }
         return migrator
     }
 }

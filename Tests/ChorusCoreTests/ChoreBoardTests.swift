@@ -151,17 +151,54 @@ final class ChoreBoardTests: XCTestCase {
         XCTAssertEqual(local(daily.due), "2026-11-24T08:00:00+01:00", "Monday 08:00 had passed at 10:00")
     }
 
-    func testAwayMembersAreLeftOutUntilTheyReturn() throws {
+    func testAwayMembersAreLeftOutOfTheTurnsThatFallWhileTheyAreAway() throws {
         _ = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ann", "ben", "cat"], in: "#flat", by: "ann")
+        // Away from Monday 10:00 until Wednesday 10:00 (Paris): Monday's and Tuesday's turns fall
+        // while ann is away, Wednesday's at 20:00 after she is back.
         let events = try board.away(until: clock.now.addingTimeInterval(2 * 86_400), in: "#flat", by: "ann")
         XCTAssertEqual(events.map(\.type), [EventType.memberAway, EventType.turnStarted])
-        XCTAssertEqual(try store.chore(named: "dishes", in: "#flat")?.whoseTurn, "ben", "ann's current turn passed on")
+        XCTAssertEqual(try store.chore(named: "dishes", in: "#flat")?.whoseTurn, "ben", "ann's turn tonight passed on")
+        XCTAssertEqual(events[1].data["next"], "cat", "the room hears who is next, ann being away tomorrow")
         XCTAssertEqual(try board.done("dishes", in: "#flat", by: "ben").0.whoseTurn, "cat")
-        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "cat").0.whoseTurn, "ben", "ann is skipped while away")
-        clock.now = clock.now.addingTimeInterval(3 * 86_400)
-        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "ben").0.whoseTurn, "cat")
-        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "cat").0.whoseTurn, "ann", "back after the away time")
+        let (afterCat, started) = try board.done("dishes", in: "#flat", by: "cat")
+        XCTAssertEqual(afterCat.whoseTurn, "ann", "Wednesday evening's turn falls after ann is back: it is hers")
+        XCTAssertEqual(local(afterCat.due), "2026-11-25T20:00:00+01:00")
+        XCTAssertEqual(started[1].data["next"], "ben")
+        XCTAssertEqual(try board.nextUp(afterCat), "ben", "!turn says the same as the event")
         XCTAssertThrowsError(try board.back(in: "#flat", by: "ben"), "ben was never away")
+    }
+
+    func testATurnThatFallsAfterTheAwayTimeIsNotGivenAway() throws {
+        // Weekly on Friday: ann's turn falls after her one day away.
+        _ = try board.add(name: "bins", frequency: .weekdays([6]), hour: 8, minute: 0, from: nil, among: ["ann", "ben"], in: "#flat", by: "ann")
+        let events = try board.away(until: clock.now.addingTimeInterval(86_400), in: "#flat", by: "ann")
+        XCTAssertEqual(events.map(\.type), [EventType.memberAway], "no turn passes on")
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.whoseTurn, "ann")
+    }
+
+    func testComingBackEarlyGivesBackATurnThatPassedForNothing() throws {
+        _ = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ann", "ben", "cat"], in: "#flat", by: "ann")
+        _ = try board.add(name: "bins", frequency: .days(1), hour: 8, minute: 0, from: nil, among: ["ann", "cat"], in: "#flat", by: "ann")
+        _ = try board.away(until: clock.now.addingTimeInterval(3 * 86_400), in: "#flat", by: "ann")
+        XCTAssertEqual(try store.chore(named: "dishes", in: "#flat")?.whoseTurn, "ben")
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.whoseTurn, "cat")
+        // Back at 12:00 (Paris): tonight's dishes have not fallen due, so they are ann's again;
+        // tomorrow morning's bins too.
+        clock.now = clock.now.addingTimeInterval(2 * 3600)
+        let events = try board.back(in: "#flat", by: "ann")
+        XCTAssertEqual(events.map(\.type), [EventType.memberBack, EventType.turnStarted, EventType.turnStarted])
+        XCTAssertEqual(try store.chore(named: "dishes", in: "#flat")?.whoseTurn, "ann")
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.whoseTurn, "ann")
+        XCTAssertEqual(try board.done("dishes", in: "#flat", by: "ann").0.whoseTurn, "ben", "the rotation goes on from ann")
+    }
+
+    func testATurnThatFellDueWhileAwayStaysWithWhoeverTookIt() throws {
+        _ = try board.add(name: "dishes", frequency: .days(1), hour: 20, minute: 0, from: nil, among: ["ann", "ben"], in: "#flat", by: "ann")
+        _ = try board.away(until: clock.now.addingTimeInterval(2 * 86_400), in: "#flat", by: "ann")
+        clock.now = clock.now.addingTimeInterval(12 * 3600)  // Monday 22:00: ben's turn is due, not done
+        let events = try board.back(in: "#flat", by: "ann")
+        XCTAssertEqual(events.map(\.type), [EventType.memberBack])
+        XCTAssertEqual(try store.chore(named: "dishes", in: "#flat")?.whoseTurn, "ben")
     }
 
     func testSwapChangesTheOrderOnlyWhenAccepted() throws {
