@@ -8,7 +8,7 @@ extension Bot {
     // MARK: !contractor
 
     func contractor(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!contractor on|off | !contractor skills <skill>, … | !contractor rate <per hour> | !contractor area <place>, … | !contractor bio <text>"
+        let usage = "!contractor on|off | !contractor skills <skill>, … | !contractor rate <per hour> | !contractor area <place>, …|anywhere | !contractor bio <text>"
         guard let sub = args.next()?.lowercased() else {
             guard let c = try market.store.contractor(inv.account) else {
                 return Outcome(replies: ["You are not a contractor. !contractor on makes you one; then set your skills, rate and area."])
@@ -33,7 +33,13 @@ extension Bot {
             guard let cents = Market.amount(word), cents > 0 else { throw UsageError(Self.notAnAmount(word)) }
             c = try market.updateContractor(by: inv.account) { $0.rate = cents }
         case "area":
-            let places = args.rest().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            // Like skills, an area is named: nothing typed is a mistake, not "everywhere".
+            let typed = args.rest()
+            guard !typed.isEmpty else {
+                throw UsageError("Name the places you serve (!contractor area Elm Street, Harbour Road), or !contractor area anywhere")
+            }
+            let anywhere = ["anywhere", "everywhere", "none"].contains(typed.lowercased())
+            let places = anywhere ? [] : typed.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
             guard places.count <= 20, places.allSatisfy({ $0.count <= 60 }) else { throw UsageError("At most 20 places of 60 characters") }
             c = try market.updateContractor(by: inv.account) { $0.area = places }
         case "bio":
@@ -219,7 +225,7 @@ extension Bot {
         let t = text(inv)
         var lines = ["Request \(r.id) [\(r.status.rawValue)] \(r.category): \(r.description)"]
         var facts = ["by \(r.customer) \(t.short(r.createdAt))"]
-        if let contractor = r.contractor { facts.append("hired \(contractor)") }
+        if let hire = hireText(r, inv) { facts.append(hire) }
         if let window = r.window { facts.append("when \(window)") }
         if let budget = r.budget { facts.append("budget \(Market.money(budget))") }
         if let place = r.place { facts.append("at \(place)") }
@@ -237,7 +243,7 @@ extension Bot {
         let talk = events.filter { $0.type == EventType.requestMessage }
         if !history.isEmpty {
             lines.append("  History:")
-            for e in history { lines.append("    \(t.short(e.at)) \(t.line(e))") }
+            for e in history { lines.append("    \(t.short(e.at)) \(t.line(e, hints: false))") }
         }
         if !talk.isEmpty {
             lines.append("  Messages:")
@@ -358,12 +364,20 @@ extension Bot {
     func summary(_ r: ServiceRequest, _ inv: Invocation, mine: Bool = false) -> String {
         var s = "\(r.id) [\(r.status.rawValue)] \(r.category): \(r.description)"
         if mine && !r.isCustomer(inv.account) { s += " · for \(r.customer)" }
-        if let contractor = r.contractor { s += " · \(r.isHired(inv.account) ? "you are hired" : "hired \(contractor)")" }
+        if let hire = hireText(r, inv) { s += " · \(hire)" }
         if let budget = r.budget { s += " · budget \(Market.money(budget))" }
         if let place = r.place { s += " · at \(place)" }
         if let window = r.window { s += " · \(window)" }
         if let estimate = r.estimate { s += " · takes \(estimate)" }
         return s
+    }
+
+    /// Who was hired, as the reader may know it: the customer and the hired contractor by name;
+    /// the others who offered only that it went to someone else.
+    private func hireText(_ r: ServiceRequest, _ inv: Invocation) -> String? {
+        guard let contractor = r.contractor else { return nil }
+        if r.isHired(inv.account) { return "you are hired" }
+        return r.isCustomer(inv.account) ? "hired \(contractor)" : "went to someone else"
     }
 
     private func offerLine(_ o: Offer, standing: Standing) -> String {

@@ -33,7 +33,8 @@ public struct Contractor: Equatable, Sendable {
 
 /// A customer's request for a hand, from posting to review.
 public struct ServiceRequest: Equatable, Sendable {
-    /// open → hired → done → confirmed or disputed; open or hired → cancelled; open → expired.
+    /// open → hired → done → confirmed or disputed; disputed → done again (put right), confirmed or
+    /// cancelled; open or hired → cancelled; open → expired. Reviewed once confirmed or cancelled after a hire.
     public enum Status: String, Sendable, CaseIterable {
         case open, hired, done, confirmed, disputed, cancelled, expired
 
@@ -200,6 +201,12 @@ public enum Market {
     /// The most a price, rate or budget may be, in cents: an absurd figure is a typo.
     public static let maxAmount = 100_000_000
 
+    /// The usual trades: a request names one of these, or a skill some contractor offers.
+    public static let categories = [
+        "appliances", "assembly", "carpentry", "cleaning", "electrical", "flooring", "gardening", "handyman", "heating",
+        "locksmith", "moving", "painting", "plumbing", "roofing", "tiling", "windows",
+    ]
+
     /// `plumbing`, `Plumbing ` → `plumbing`.
     public static func fold(_ text: String) -> String {
         text.trimmingCharacters(in: .whitespaces).lowercased()
@@ -215,10 +222,19 @@ public enum Market {
         return folded
     }
 
-    /// `45`, `45.5`, `45.50`, `€45`, `$45` → cents; nil for anything else, a negative, or more than `maxAmount`.
+    /// A currency as people write it after an amount: `80 EUR`, `80 euros`, `80€`.
+    static let currencyWords = ["eur", "euro", "euros", "usd", "dollar", "dollars", "gbp", "pound", "pounds", "chf"]
+
+    /// `45`, `45.5`, `45.50`, `€45`, `$45`, `45€`, `45 EUR`, `45 euros` → cents; nil for anything
+    /// else, a negative, or more than `maxAmount`. The currency is the market's one: it is not kept.
     public static func amount(_ text: String) -> Int? {
         var t = text.trimmingCharacters(in: .whitespaces)
         if let first = t.first, "€$£".contains(first) { t.removeFirst() }
+        if let last = t.last, "€$£".contains(last) { t.removeLast() }
+        let letters = t.reversed().prefix(while: \.isLetter)
+        if !letters.isEmpty, currencyWords.contains(String(letters.reversed()).lowercased()) {
+            t = String(t.dropLast(letters.count)).trimmingCharacters(in: .whitespaces)
+        }
         let parts = t.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].count <= 9, parts[0].allSatisfy(\.isASCII),
               let whole = Int(parts[0]), whole >= 0 else { return nil }

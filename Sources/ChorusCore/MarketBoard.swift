@@ -62,9 +62,7 @@ public struct MarketBoard: Sendable {
     /// skill index finds them; the customer is never told of their own), and every room that hears
     /// the market gets the posting. `told`: how many contractors.
     public func post(_ draft: ServiceRequest, by actor: String) throws -> (request: ServiceRequest, events: [Event], told: Int) {
-        guard let category = Market.category(draft.category) else {
-            throw JobError.invalid("“\(draft.category)” is not a category: letters, up to 40 characters, e.g. plumbing")
-        }
+        let category = try known(draft.category)
         let description = try Self.text(draft.description, what: "a description", max: 500)
         if let end = draft.windowEnd, end <= now() { throw JobError.invalid("That window has already passed") }
         var fresh = draft
@@ -111,7 +109,7 @@ public struct MarketBoard: Sendable {
         let name: String, value: String
         switch field {
         case .category(let text):
-            guard let c = Market.category(text) else { throw JobError.invalid("“\(text)” is not a category: letters, up to 40 characters") }
+            let c = try known(text)
             r.category = c; name = "category"; value = c
         case .description(let text):
             r.description = try Self.text(text, what: "a description", max: 500); name = "description"; value = r.description
@@ -143,11 +141,11 @@ public struct MarketBoard: Sendable {
         case .open:
             guard r.isCustomer(actor) else { throw JobError.notAllowed("Only the customer cancels an open request; withdraw by not being hired") }
             concerns = try offerers(of: r)
-        case .hired:
+        case .hired, .disputed:
             guard r.isCustomer(actor) || r.isHired(actor) else { throw JobError.notAllowed("Only the customer and the hired contractor cancel request \(id)") }
             concerns = [r.isCustomer(actor) ? r.contractor! : r.customer]
         default:
-            throw JobError.invalid("Request \(id) is \(r.status.rawValue): only an open or hired request is cancelled")
+            throw JobError.invalid("Request \(id) is \(r.status.rawValue): only an open, hired or disputed request is cancelled")
         }
         r.status = .cancelled
         r.updatedAt = now()
@@ -216,23 +214,27 @@ public struct MarketBoard: Sendable {
 
     // MARK: After the hire
 
-    /// The hired contractor says the work is finished; the customer is told.
+    /// The hired contractor says the work is finished, or, after a dispute, that it is put right;
+    /// the customer is told.
     public func finish(_ id: Int64, by actor: String) throws -> (ServiceRequest, Event) {
-        try move(id, from: .hired, to: .done, by: actor, type: EventType.requestDone, contractorActs: true)
+        try move(id, from: [.hired, .disputed], to: .done, by: actor, type: EventType.requestDone, contractorActs: true)
     }
 
-    /// The customer confirms the finished work; the contractor is told, and may be reviewed.
+    /// The customer confirms the finished work (or, after a dispute, accepts it after all); the
+    /// contractor is told, and may be reviewed.
     public func confirm(_ id: Int64, by actor: String) throws -> (ServiceRequest, Event) {
-        try move(id, from: .done, to: .confirmed, by: actor, type: EventType.requestConfirmed, contractorActs: false)
+        try move(id, from: [.done, .disputed], to: .confirmed, by: actor, type: EventType.requestConfirmed, contractorActs: false)
     }
 
-    /// The customer says the finished work is not right, and why; the contractor is told.
+    /// The customer says the finished work is not right, and why; the contractor is told. A dispute
+    /// ends when the contractor comes back (`finish` again), the customer confirms after all, or
+    /// either side cancels.
     public func dispute(_ id: Int64, reason: String, by actor: String) throws -> (ServiceRequest, Event) {
         let why = try Self.text(reason, what: "a reason", max: 300)
-        return try move(id, from: .done, to: .disputed, by: actor, type: EventType.requestDisputed, contractorActs: false, reason: why)
+        return try move(id, from: [.done], to: .disputed, by: actor, type: EventType.requestDisputed, contractorActs: false, reason: why)
     }
 
-    private func move(_ id: Int64, from: ServiceRequest.Status, to: ServiceRequest.Status, by actor: String, type: String,
+    private func move(_ id: Int64, from: Set<ServiceRequest.Status>, to: ServiceRequest.Status, by actor: String, type: String,
                       contractorActs: Bool, reason: String? = nil) throws -> (ServiceRequest, Event) {
         var r = try request(id, seenBy: actor)
         if contractorActs {
@@ -240,8 +242,9 @@ public struct MarketBoard: Sendable {
         } else {
             guard r.isCustomer(actor) else { throw JobError.notAllowed("Only the customer who posted request \(id) does that") }
         }
-        guard r.status == from else {
-            throw JobError.invalid("Request \(id) is \(r.status.rawValue), not \(from.rawValue)")
+        guard from.contains(r.status) else {
+            let expected = ServiceRequest.Status.allCases.filter(from.contains).map(\.rawValue).joined(separator: " or ")
+            throw JobError.invalid("Request \(id) is \(r.status.rawValue), not \(expected)")
         }
         r.status = to
         r.updatedAt = now()
@@ -256,8 +259,10 @@ public struct MarketBoard: Sendable {
     public func review(_ id: Int64, rating: Int, text: String, by actor: String) throws -> (Review, Event) {
         let r = try request(id, seenBy: actor)
         guard r.isCustomer(actor) else { throw JobError.notAllowed("Only the customer of request \(id) reviews it") }
-        guard r.status == .confirmed, let contractor = r.contractor else {
-            throw JobError.invalid("Request \(id) is \(r.status.rawValue): a hire is reviewed once its customer confirmed the work")
+        // Settled: confirmed, or cancelled after the hire (a dispute that ended there, or a hire
+        // that fell through): the customer has something to say either way.
+        guard r.status == .confirmed || r.status == .cancelled, let contractor = r.contractor else {
+            throw JobError.invalid("Request \(id) is \(r.status.rawValue): a hire is reviewed once it is settled (confirmed, or cancelled after the hire)")
         }
         guard (1...5).contains(rating) else { throw JobError.invalid("A rating is 1 to 5") }
         guard try store.review(of: id) == nil else { throw JobError.invalid("Request \(id) is already reviewed") }
@@ -325,12 +330,15 @@ public struct MarketBoard: Sendable {
     }
 
     /// A request with the events of it the actor may read (those they made or were told of),
-    /// oldest first: its history and their conversation.
+    /// oldest first: its history and their conversation. The customer's "went to someone else",
+    /// written for the others who offered, is not part of theirs.
     public func history(_ id: Int64, by actor: String) throws -> (ServiceRequest, [Event]) {
         let r = try request(id, seenBy: actor)
         let key = Account.key(actor)
         let events = try store.events(ofRequest: id).filter { e in
-            e.room == nil && (Account.key(e.actor) == key || e.concerns.contains { Account.key($0) == key })
+            guard e.room == nil else { return false }
+            if e.data["outcome"] == "taken" { return e.concerns.contains { Account.key($0) == key } }
+            return Account.key(e.actor) == key || e.concerns.contains { Account.key($0) == key }
         }
         return (r, events)
     }
@@ -394,6 +402,19 @@ public struct MarketBoard: Sendable {
 
     // MARK: Helpers
 
+    /// A category as stored, when it is one people work in: a usual trade, or a contractor's skill.
+    /// Anything else was most likely the description's first word (`!request add Paint the hall`),
+    /// and would have reached nobody.
+    private func known(_ typed: String) throws -> String {
+        guard let category = Market.category(typed) else {
+            throw JobError.invalid("“\(typed)” is not a category: letters, up to 40 characters, e.g. plumbing")
+        }
+        if try Market.categories.contains(category) || !(store.contractors(withSkill: category)).isEmpty { return category }
+        let near = Market.categories.first { $0.hasPrefix(category) || category.hasPrefix($0) }
+        throw JobError.invalid("“\(category)” is not a category here" + (near.map { " (\($0)?)" } ?? "") +
+                               ". Start with one of: \(Market.categories.joined(separator: ", ")), or a skill a contractor offers")
+    }
+
     private func name(of account: String) throws -> String {
         try store.account(named: account)?.name ?? account
     }
@@ -402,8 +423,27 @@ public struct MarketBoard: Sendable {
         try store.offers(on: r.id).map(\.contractor)
     }
 
+    /// A notice about a request held for someone offline, as it reads at their login: with what
+    /// the request is now (its status, and for a posting its fields as edited since), or nothing
+    /// when a posting is no longer open to offers (cancelled, hired, expired) or the request is gone.
+    public static func asNow(_ held: Event, request: ServiceRequest?) -> Event? {
+        guard held.type.hasPrefix("request.") else { return held }
+        guard let request else { return nil }
+        var now = held
+        if held.type == EventType.requestPosted {
+            guard request.status == .open else { return nil }
+            now.data = facts(of: request)
+            now.data["description"] = request.description
+        } else {
+            now.data["status"] = request.status.rawValue
+        }
+        return now
+    }
+
     /// What every event of a request carries, for people's sentences and bots' tags.
-    private func facts(of r: ServiceRequest) -> [String: String] {
+    private func facts(of r: ServiceRequest) -> [String: String] { Self.facts(of: r) }
+
+    private static func facts(of r: ServiceRequest) -> [String: String] {
         var data = ["request": String(r.id), "customer": r.customer, "category": r.category, "status": r.status.rawValue,
                     "direct": "yes"]
         if let contractor = r.contractor { data["contractor"] = contractor }

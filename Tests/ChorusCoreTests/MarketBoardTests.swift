@@ -87,7 +87,17 @@ final class MarketBoardTests: XCTestCase {
         assertRefused(try market.post(ServiceRequest(customer: "ann", category: "plumbing", description: "  ", createdAt: clock), by: "ann"),
                       .invalid("Give a description"))
         assertRefused(try post(ends: clock.addingTimeInterval(-60)), .invalid("That window has already passed"))
+        // `!request add Paint the hall`: the first word of the description is no category anybody works in.
+        assertRefused(try post("Paint"), .invalid("“paint” is not a category here (painting?). Start with one of: " +
+                                                  Market.categories.joined(separator: ", ") + ", or a skill a contractor offers"))
         XCTAssertEqual(try store.countRequests(RequestFilter(scope: .involving("ann"))), 0)
+    }
+
+    func testACategoryIsAUsualTradeOrAContractorsSkill() throws {
+        assertRefused(try post("aquariums"), .invalid("“aquariums” is not a category here. Start with one of: " +
+                                                      Market.categories.joined(separator: ", ") + ", or a skill a contractor offers"))
+        try contractor("eve", skills: "aquariums", area: [])
+        XCTAssertEqual(try post("aquariums").0.category, "aquariums")
     }
 
     func testAmountsAndCategoriesAreReadOneWay() {
@@ -101,6 +111,12 @@ final class MarketBoardTests: XCTestCase {
         XCTAssertNil(Market.amount(""))
         XCTAssertEqual(Market.money(4550), "45.50")
         XCTAssertEqual(Market.money(4500), "45")
+        XCTAssertEqual(Market.amount("80 EUR"), 8000)
+        XCTAssertEqual(Market.amount("80 euros"), 8000)
+        XCTAssertEqual(Market.amount("80€"), 8000)
+        XCTAssertEqual(Market.amount("79.50 usd"), 7950)
+        XCTAssertNil(Market.amount("80 apples"))
+        XCTAssertNil(Market.amount("EUR"))
         XCTAssertEqual(Market.category(" Lawn  Care "), "lawn-care")
         XCTAssertNil(Market.category("42"))
         XCTAssertNil(Market.category("pipes|drains"))
@@ -164,7 +180,7 @@ final class MarketBoardTests: XCTestCase {
 
     func testTheWorkIsFinishedByTheContractorAndConfirmedOrDisputedByTheCustomer() throws {
         let r = try hired()
-        assertRefused(try market.confirm(r.id, by: "ann"), .invalid("Request \(r.id) is hired, not done"))
+        assertRefused(try market.confirm(r.id, by: "ann"), .invalid("Request \(r.id) is hired, not done or disputed"))
         assertRefused(try market.finish(r.id, by: "ann"), .notAllowed("Only the contractor hired for request \(r.id) does that"))
         let (done, told) = try market.finish(r.id, by: "bob")
         XCTAssertEqual(done.status, .done)
@@ -177,10 +193,39 @@ final class MarketBoardTests: XCTestCase {
         XCTAssertEqual(event.data["reason"], "still drips")
     }
 
+    /// A dispute has its ways out: the contractor puts it right (done again, then confirmed), the
+    /// customer confirms after all, or either side cancels; a settled hire can be reviewed.
+    func testADisputeEndsInAFixAConfirmationOrACancellation() throws {
+        let fixed = try hired()
+        _ = try market.finish(fixed.id, by: "bob")
+        _ = try market.dispute(fixed.id, reason: "still drips", by: "ann")
+        assertRefused(try market.review(fixed.id, rating: 2, text: "meh", by: "ann"),
+                      .invalid("Request \(fixed.id) is disputed: a hire is reviewed once it is settled (confirmed, or cancelled after the hire)"))
+        assertRefused(try market.finish(fixed.id, by: "ann"), .notAllowed("Only the contractor hired for request \(fixed.id) does that"))
+        let (again, told) = try market.finish(fixed.id, by: "bob")
+        XCTAssertEqual(again.status, .done)
+        XCTAssertEqual(told.concerns, ["ann"])
+        XCTAssertEqual(try market.confirm(fixed.id, by: "ann").0.status, .confirmed)
+
+        let accepted = try hired()
+        _ = try market.finish(accepted.id, by: "bob")
+        _ = try market.dispute(accepted.id, reason: "a scratch", by: "ann")
+        XCTAssertEqual(try market.confirm(accepted.id, by: "ann").0.status, .confirmed, "the customer confirms after all")
+
+        let dropped = try hired()
+        _ = try market.finish(dropped.id, by: "bob")
+        _ = try market.dispute(dropped.id, reason: "wrong part", by: "ann")
+        assertRefused(try market.cancel(dropped.id, reason: "", by: "bob"), .invalid("Give a reason"))
+        let (cancelled, event) = try market.cancel(dropped.id, reason: "no such part made", by: "bob")
+        XCTAssertEqual(cancelled.status, .cancelled)
+        XCTAssertEqual(event.concerns, ["ann"])
+        XCTAssertEqual(try market.review(dropped.id, rating: 3, text: "honest", by: "ann").0.rating, 3, "a cancelled hire is settled")
+    }
+
     func testAReviewIsTheCustomersOnceAfterConfirmingAndTheContractorAnswersOnce() throws {
         let r = try hired()
         assertRefused(try market.review(r.id, rating: 5, text: "great", by: "ann"),
-                      .invalid("Request \(r.id) is hired: a hire is reviewed once its customer confirmed the work"))
+                      .invalid("Request \(r.id) is hired: a hire is reviewed once it is settled (confirmed, or cancelled after the hire)"))
         _ = try market.finish(r.id, by: "bob")
         _ = try market.confirm(r.id, by: "ann")
         assertRefused(try market.review(r.id, rating: 6, text: "superb", by: "ann"), .invalid("A rating is 1 to 5"))
@@ -212,7 +257,7 @@ final class MarketBoardTests: XCTestCase {
         let (_, byContractor) = try market.cancel(r.id, reason: "ill", by: "bob")
         XCTAssertEqual(byContractor.concerns, ["ann"], "after the hire either side cancels; the other is told")
         assertRefused(try market.cancel(r.id, reason: "again", by: "ann"),
-                      .invalid("Request \(r.id) is cancelled: only an open or hired request is cancelled"))
+                      .invalid("Request \(r.id) is cancelled: only an open, hired or disputed request is cancelled"))
     }
 
     func testOnlyTheCustomerEditsAnOpenRequestAndOfferersAreTold() throws {
@@ -223,7 +268,7 @@ final class MarketBoardTests: XCTestCase {
         XCTAssertEqual(edited.budget, 9000)
         XCTAssertEqual(event.concerns, ["cat"])
         XCTAssertEqual(event.data["value"], "90")
-        assertRefused(try market.edit(r.id, .category("!!"), by: "ann"), .invalid("“!!” is not a category: letters, up to 40 characters"))
+        assertRefused(try market.edit(r.id, .category("!!"), by: "ann"), .invalid("“!!” is not a category: letters, up to 40 characters, e.g. plumbing"))
     }
 
     // MARK: Talk, history, expiry

@@ -95,4 +95,69 @@ final class MarketTests: XCTestCase {
         XCTAssertTrue(shown.contains { $0.params[1] == "Request 1 [confirmed] plumbing: Fix the tap when it drips" })
         XCTAssertTrue(shown.contains { $0.params[1].contains("cat: 55") }, "the customer sees every offer")
     }
+
+    /// A contractor told of a request while offline hears of it at login as it is then: edited,
+    /// with its new fields; cancelled or hired meanwhile, not at all.
+    func testANoticeHeldForAnOfflineContractorSaysWhatTheRequestIsNow() throws {
+        server = try TestServer()
+        for name in ["ann", "bob"] { try server.addAccount(name, "\(name)-password") }
+        let ann = try server.connect(as: "ann")
+        var bob = try server.connect(as: "bob")
+        _ = try ask(bob, "!contractor on", expecting: "You are a contractor")
+        _ = try ask(bob, "!contractor skills plumbing", expecting: "Saved.")
+        bob.send("QUIT :out")
+        _ = try bob.expect(command: "ERROR")
+
+        _ = try ask(ann, "!request add plumbing Fix the tap | budget 80", expecting: "Request 1 posted")
+        _ = try ask(ann, "!request edit 1 budget 120", expecting: "Request 1 changed")
+        _ = try ask(ann, "!request add plumbing Bleed the radiators", expecting: "Request 2 posted")
+        _ = try ask(ann, "!request cancel 2 a neighbour did it", expecting: "Request 2 is cancelled")
+        _ = try ask(ann, "!request add plumbing Unblock the sink", expecting: "Request 3 posted")
+
+        bob = try server.connect(as: "bob")
+        let away = try notice(bob, "the held notices") { $0.hasPrefix("While you were away") }
+        XCTAssertEqual(away.params.last, "While you were away (2):", "the cancelled request's notice is not delivered")
+        let first = try notice(bob, "request 1 as it is now") { $0.hasPrefix("ann posted request 1") }
+        XCTAssertEqual(first.params.last, "ann posted request 1 (plumbing): Fix the tap · budget 120 — !offer 1 <price> [note]")
+        _ = try notice(bob, "request 3") { $0.hasPrefix("ann posted request 3 (plumbing): Unblock the sink") }
+        bob.send("PRIVMSG Chorus :!requests")
+        let list = try bob.collect { $0.command == "NOTICE" && $0.params.last?.hasPrefix("  1 [open]") == true }
+        XCTAssertFalse(list.contains { $0.params.last?.contains("Bleed the radiators") == true })
+    }
+
+    /// Someone whose offer was not taken learns that, not whom; the customer's history of the
+    /// request is the hire, not the "someone else" told to the others, and no line of it offers a
+    /// step that is past.
+    func testWhoWasHiredIsTheCustomersAndTheHiredsToKnow() throws {
+        server = try TestServer()
+        for name in ["ann", "bob", "cat"] { try server.addAccount(name, "\(name)-password") }
+        let ann = try server.connect(as: "ann")
+        let bob = try server.connect(as: "bob")
+        let cat = try server.connect(as: "cat")
+        for c in [bob, cat] {
+            _ = try ask(c, "!contractor on", expecting: "You are a contractor")
+            _ = try ask(c, "!contractor skills plumbing", expecting: "Saved.")
+        }
+        _ = try ask(ann, "!request add plumbing Fix the tap", expecting: "Request 1 posted")
+        _ = try ask(bob, "!offer 1 70", expecting: "You offered 70")
+        _ = try ask(cat, "!offer 1 60", expecting: "You offered 60")
+        _ = try ask(ann, "!hire 1 bob", expecting: "You hired bob")
+
+        cat.send("PRIVMSG Chorus :!request show 1")
+        let catsView = try cat.collect { $0.command == "NOTICE" && $0.params.last?.hasPrefix("    ") == true && $0.params.last?.contains("hired someone else") == true }
+            .drop { $0.params.last?.hasPrefix("Request 1") != true }
+        XCTAssertFalse(catsView.contains { $0.params.last?.contains("bob") == true }, "cat is not told whom: \(catsView.map { $0.params.last ?? "" })")
+        XCTAssertTrue(catsView.contains { $0.params.last?.contains("went to someone else") == true })
+        let mine = try ask(cat, "!requests mine", expecting: "Your requests")
+        XCTAssertNotNil(mine)
+        let line = try notice(cat, "cat's list") { $0.hasPrefix("  1 [hired]") }
+        XCTAssertEqual(line.params.last, "  1 [hired] plumbing: Fix the tap · for ann · went to someone else")
+
+        ann.send("PRIVMSG Chorus :!request show 1")
+        let annsView = try ann.collect { $0.command == "NOTICE" && $0.params.last?.contains("ann hired bob") == true }
+        let history = annsView.drop { $0.params.last?.hasPrefix("Request 1") != true }.map { $0.params.last ?? "" }
+        XCTAssertEqual(history.last, "    \(history.last?.dropFirst(4).prefix(16) ?? "") ann hired bob for request 1 (plumbing) at 70")
+        XCTAssertFalse(history.contains { $0.contains("someone else") }, "\(history)")
+        XCTAssertFalse(history.contains { $0.contains(" — !") }, "history offers no steps: \(history)")
+    }
 }

@@ -168,7 +168,13 @@ extension IRCServer {
     /// What happened while an account was away: one line per event, in order.
     func deliverQueuedEvents(to client: Client, accountKey: String) {
         // Taken (read and removed) on the writer, in order with the events queued before it.
-        readAfterWrites { try $0.takeQueuedEvents(for: accountKey) }.whenSuccess { queued in
+        readAfterWrites { store in
+            // A notice about a request says what the request is now, or nothing if it is gone.
+            try store.takeQueuedEvents(for: accountKey).compactMap { held in
+                guard held.type.hasPrefix("request."), let id = held.data["request"].flatMap(Int64.init) else { return held }
+                return MarketBoard.asNow(held, request: try store.request(id))
+            }
+        }.whenSuccess { queued in
             guard !queued.isEmpty, !client.closing else { return }
             // One line per chore, not a flood: of a chore's turn events only the latest still matters.
             var latest: [String: Int] = [:]
