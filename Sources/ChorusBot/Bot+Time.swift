@@ -17,7 +17,8 @@ extension Bot {
         let usage = "!mode add <name> | !mode rm <name>"
         switch try args.word("add or rm", usage: usage).lowercased() {
         case "add", "new":
-            let mode = try time.addMode(try args.word("mode name", usage: usage), by: inv.account)
+            guard !args.isEmpty else { throw UsageError("Missing mode name. Usage: \(usage)") }
+            let mode = try time.addMode(args.rest(), by: inv.account)
             return Outcome(replies: ["Mode \(mode) is yours: !track start \(mode)"])
         case "rm", "remove", "delete":
             let mode = try time.removeMode(try args.word("mode name", usage: usage), by: inv.account)
@@ -36,9 +37,12 @@ extension Bot {
         switch sub {
         case "start", "switch":
             let target = try self.target(&args, usage: "!track \(sub) <mode> [note] | !track \(sub) job <n> [note]")
-            let (entry, stopped, events) = try time.start(target, note: args.rest(), by: inv.account)
+            let (entry, stopped, replaced, events) = try time.start(target, note: args.rest(), by: inv.account)
             var line = "\(what(entry)) started at \(clock.time(entry.start))."
-            if let stopped { line = "\(what(stopped)) stopped (\(TimeRules.duration(Int(stopped.duration(now: inv.now))))); " + line.prefix(1).lowercased() + line.dropFirst() }
+            if let stopped {
+                let before = replaced ? "\(what(stopped)) (under a minute) is not kept" : "\(what(stopped)) stopped (\(TimeRules.duration(Int(stopped.duration(now: inv.now)))))"
+                line = before + "; " + line.prefix(1).lowercased() + line.dropFirst()
+            }
             return Outcome(replies: [line], events: events)
         case "stop":
             var at: Date?
@@ -109,7 +113,8 @@ extension Bot {
             let (entry, event) = try time.remove(id, by: inv.account)
             return Outcome(replies: ["Entry \(entry.id) (\(what(entry)) \(clock.span(entry))) removed."], events: [event])
         case "log":
-            let (from, to, title) = try clock.period(args.rest().isEmpty ? "today" : args.rest())
+            let period = args.rest()
+            let (from, to, title) = try clock.period(period.isEmpty ? "today" : period)
             return Outcome(replies: try log(inv, clock, from: from, to: to, title: title))
         default:
             throw UsageError("Usage: \(usage)")
@@ -212,9 +217,17 @@ extension Bot {
             case .mode, .person: return .init(label: total.key, seconds: total.seconds)
             case .job:
                 guard let id = Int64(total.key) else { return .init(label: "no job", seconds: total.seconds) }
-                return .init(label: "job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? ""), seconds: total.seconds)
+                return .init(label: jobLabel(id), seconds: total.seconds)
             case .room: return .init(label: total.key.isEmpty ? "personal" : (inv.rooms[total.key] ?? total.key), seconds: total.seconds)
             }
+        }
+        // Time on jobs is kept under the mode "job": by mode, each job is a row of its own, named.
+        if grouping == .mode, let onJobs = report.rows.firstIndex(where: { $0.label == "job" }) {
+            report.rows.remove(at: onJobs)
+            report.rows += try time.totals(of: inv.account, from: from, to: to, by: .job).compactMap { total in
+                Int64(total.key).map { .init(label: jobLabel($0), seconds: total.seconds) }
+            }
+            report.rows.sort { ($0.seconds, $1.label) > ($1.seconds, $0.label) }
         }
         guard !report.rows.isEmpty else { return report }
         let sum = report.total
@@ -230,8 +243,9 @@ extension Bot {
             report.rows[i].note = plan[report.rows[i].label].map { " · planned \(TimeRules.duration($0))" } ?? " · not planned"
         }
         let planTotal = planned.reduce(0) { $0 + $1.seconds }
-        // To the nearest minute: a running timer's seconds should not make 7h 30m read 7h 29m.
-        let apart = Int((Double(sum - planTotal) / 60).rounded()) * 60
+        // In the whole minutes the footer shows, so that its figures add up (3h 15m against 1h 30m
+        // is 1h 45m more, whatever seconds each holds).
+        let apart = (sum / 60 - planTotal / 60) * 60
         let verdict = abs(apart) < 60 ? "as planned" : "\(TimeRules.duration(abs(apart))) \(apart < 0 ? "less" : "more") than planned"
         report.footer = ["Planned \(soFar < to ? "so far " : "")\(TimeRules.duration(planTotal)), logged \(TimeRules.duration(sum)): \(verdict)."]
         return report
@@ -246,9 +260,14 @@ extension Bot {
         var report = TimeReport(heading: "\(whose) \(title), by \(grouping.rawValue)", empty: "\(whose) \(title): none logged.", ascii: ascii)
         report.rows = totals.map { total in
             guard grouping == .job, let id = Int64(total.key) else { return .init(label: total.key, seconds: total.seconds) }
-            return .init(label: "job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? ""), seconds: total.seconds)
+            return .init(label: jobLabel(id), seconds: total.seconds)
         }
         return report
+    }
+
+    /// `job 3 Fix the sink`, as a report's row names it.
+    private func jobLabel(_ id: Int64) -> String {
+        "job \(id) " + (((try? board.store.job(id)) ?? nil)?.title ?? "")
     }
 
     // MARK: !plan

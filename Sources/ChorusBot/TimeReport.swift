@@ -78,13 +78,15 @@ struct Bars {
 
     /// One line a row: label, bar, time, share, and what `suffix` adds.
     func lines(_ rows: [(String, Int, String)], total: Int) -> [String] {
-        let top = max(1, rows.map(\.1).max() ?? 1)
+        // In the whole minutes shown beside them: a timer running for seconds reads 0m and has no
+        // bar, rather than a full one.
+        let top = rows.map { $0.1 / 60 }.max() ?? 0
         let labelWidth = min(24, rows.map { $0.0.count }.max() ?? 0)
         return rows.map { label, seconds, suffix in
             let shown = label.count > labelWidth ? String(label.prefix(labelWidth - 1)) + "…" : label
             let pad = String(repeating: " ", count: labelWidth - shown.count)
-            let bar = self.bar(Double(seconds) / Double(top))
-            let percent = total > 0 ? Int((Double(seconds) * 100 / Double(total)).rounded()) : 0
+            let bar = top == 0 ? "" : self.bar(Double(seconds / 60) / Double(top))
+            let percent = total >= 60 ? Int((Double(seconds / 60) * 100 / Double(total / 60)).rounded()) : 0
             return "  \(shown)\(pad) \(bar)\(String(repeating: " ", count: Self.width - bar.count)) \(TimeRules.duration(seconds)) \(percent)%\(suffix)"
         }
     }

@@ -28,6 +28,11 @@ public struct TimeBoard: Sendable {
     }
 
     public func addMode(_ name: String, by actor: String) throws -> String {
+        // One word: in `!track start <mode> <note>` the words after it are the note.
+        let words = name.split(separator: " ")
+        guard words.count <= 1 else {
+            throw JobError.invalid("A mode's name is one word (\(words.joined(separator: "-").lowercased())?): the words after it in !track start are its note")
+        }
         guard let mode = TimeRules.mode(name) else {
             throw JobError.invalid("“\(name)” is not a mode name: letters, digits and hyphens, up to 24 characters")
         }
@@ -49,20 +54,30 @@ public struct TimeBoard: Sendable {
     // MARK: The timer
 
     /// Starts a timer; one that was running stops first (returned, with its events).
-    public func start(_ target: Target, note: String, by actor: String) throws -> (started: TimeEntry, stopped: TimeEntry?, events: [Event]) {
+    /// Starts a timer, stopping the one that runs. One that ran under a minute was a slip (`!track
+    /// switch` right after a start): it is thrown away rather than kept as a 0m entry (`replaced`).
+    public func start(_ target: Target, note: String, by actor: String)
+        throws -> (started: TimeEntry, stopped: TimeEntry?, replaced: Bool, events: [Event]) {
         var entry = try self.entry(for: target, note: note, by: actor)
         var events: [Event] = []
         var stopped: TimeEntry?
+        var replaced = false
         if var running = try store.runningEntry(of: actor) {
             running.end = max(now(), running.start)
-            try store.updateEntry(running)
-            events += try closed(running, type: EventType.timeStopped)
+            if running.end!.timeIntervalSince(running.start) < 60 {
+                try store.deleteEntry(running.id)
+                events += try store.insertEvents([personal(EventType.timeCancelled, running)])
+                replaced = true
+            } else {
+                try store.updateEntry(running)
+                events += try closed(running, type: EventType.timeStopped)
+            }
             stopped = running
         }
         entry.start = now()
         entry = try store.insertEntry(entry)
         events += try store.insertEvents([personal(EventType.timeStarted, entry)])
-        return (entry, stopped, events)
+        return (entry, stopped, replaced, events)
     }
 
     /// Stops the running timer, now or at a time since it started.

@@ -16,6 +16,22 @@ final class TimeCommandTests: XCTestCase {
         return Bot(boards: boards).run(line, invocation).replies
     }
 
+    /// The report's figures add up in the minutes it shows, and a timer that has run for seconds
+    /// is 0m with no bar.
+    func testAReportsFiguresAddUpAndASecondsOldTimerHasNoBar() throws {
+        let store = try TestStore.fresh()
+        _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
+        XCTAssertEqual(run("!track start study", at: "2026-11-23T07:00:00Z", zone: "UTC", store: store), ["study started at 07:00."])
+        let fresh = run("!report day", at: "2026-11-23T07:00:40Z", zone: "UTC", store: store)
+        XCTAssertEqual(fresh, ["Your time today, by mode (total 0m):", "  study                      0m 0%"])
+        _ = run("!track stop", at: "2026-11-23T09:00:00Z", zone: "UTC", store: store)
+        _ = run("!plan add study mon 9:00-10:30", at: "2026-11-23T09:00:00Z", zone: "UTC", store: store)
+        _ = run("!track start study", at: "2026-11-23T09:45:00Z", zone: "UTC", store: store)
+        // 2h 00m and 1h 15m 30s logged: 3h 15m; planned 1h 30m: 1h 45m more, not 1h 46m.
+        let report = run("!report day", at: "2026-11-23T11:00:30Z", zone: "UTC", store: store)
+        XCTAssertEqual(report.last, "  Planned so far 1h 30m, logged 3h 15m: 1h 45m more than planned.", "\(report)")
+    }
+
     /// Paris leaves summer time at 03:00 on Sunday 25 Oct 2026, when clocks go back to 02:00:
     /// 01:30 to 03:30 that night lasts three hours, and the day has 25.
     func testANightWhenTheClocksGoBackLastsAnHourLonger() throws {

@@ -37,11 +37,12 @@ final class TimeBoardTests: XCTestCase {
     }
 
     func testOneTimerAtATimeAndStartingAgainStopsTheFirst() throws {
-        let (study, none, _) = try time.start(.mode("Study"), note: "ch. 3", by: "ann")
+        let (study, none, _, _) = try time.start(.mode("Study"), note: "ch. 3", by: "ann")
         XCTAssertNil(none)
         XCTAssertEqual(study.mode, "study")
         clock = clock.addingTimeInterval(1800)
-        let (work, stopped, events) = try time.start(.mode("work"), note: "", by: "ann")
+        let (work, stopped, replaced, events) = try time.start(.mode("work"), note: "", by: "ann")
+        XCTAssertFalse(replaced)
         XCTAssertEqual(stopped?.id, study.id)
         XCTAssertEqual(stopped?.end, clock)
         XCTAssertEqual(try store.runningEntry(of: "ann")?.id, work.id, "one timer runs")
@@ -95,9 +96,21 @@ final class TimeBoardTests: XCTestCase {
         XCTAssertNil(try store.entry(b.id))
     }
 
+    /// A switch within a minute of a start was a slip: the first entry is not kept as a 0m one.
+    func testSwitchingRightAfterAStartKeepsNoEmptyEntry() throws {
+        let (study, _, _, _) = try time.start(.mode("study"), note: "", by: "ann")
+        clock = clock.addingTimeInterval(20)
+        let (work, slipped, replaced, events) = try time.start(.mode("work"), note: "", by: "ann")
+        XCTAssertTrue(replaced)
+        XCTAssertEqual(slipped?.id, study.id)
+        XCTAssertNil(try store.entry(study.id), "the slip is gone")
+        XCTAssertEqual(events.map(\.type), [EventType.timeCancelled, EventType.timeStarted])
+        XCTAssertEqual(try store.runningEntry(of: "ann")?.id, work.id)
+    }
+
     func testTimeOnARoomsJobIsToldToTheRoomOnceItsEntryCloses() throws {
         let job = try XCTUnwrap(jobs.add(title: "Fix the sink", assignee: nil, in: "#flat", by: "ann").job)
-        let (_, _, startEvents) = try time.start(.job(job.id), note: "", by: "ann")
+        let (_, _, _, startEvents) = try time.start(.job(job.id), note: "", by: "ann")
         XCTAssertFalse(startEvents.contains { $0.type == EventType.timeLogged }, "not at every start")
         clock = clock.addingTimeInterval(5400)
         let (_, events) = try time.stop(by: "ann")
