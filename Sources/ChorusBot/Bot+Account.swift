@@ -76,7 +76,9 @@ extension Bot {
         }
         if zone.lowercased() == "server" {
             try board.store.setTimeZone(nil, of: inv.account)
-            var outcome = Outcome(replies: ["Your due times now follow the server's time zone."])
+            let server = inv.serverTimeZone ?? inv.timeZone
+            let local = When(timeZone: server).format(inv.now, now: inv.now)
+            var outcome = Outcome(replies: ["Your times now follow the server's time zone, \(server.identifier) (it is \(local) there)."])
             outcome.movesWhatComesDue = true  // a planned block starts at another instant
             return outcome
         }

@@ -58,6 +58,7 @@ public struct Bot: Sendable {
 
     public func run(_ text: String, _ invocation: Invocation) -> Outcome {
         var inv = invocation
+        inv.serverTimeZone = invocation.timeZone
         // Times are read and shown in the asker's own time zone when they set one (!tz).
         if let id = try? board.store.timeZone(of: inv.account), let zone = TimeZone(identifier: id) { inv.timeZone = zone }
         let body = text.dropFirst().drop(while: { $0 == " " })

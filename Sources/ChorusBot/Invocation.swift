@@ -22,6 +22,8 @@ public struct Invocation: Sendable {
     /// Accounts of the nicks online now (folded nick → account name), for `@bob` and `<nick>` arguments.
     public var onlineAccounts: [String: String]
     public var timeZone: TimeZone
+    /// The server's own zone, whatever the asker chose with `!tz`.
+    public internal(set) var serverTimeZone: TimeZone?
     public var now: Date
 
     public init(account: String, nick: String, room: RoomRef?, rooms: [String: String], onlineAccounts: [String: String],

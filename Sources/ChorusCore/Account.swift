@@ -41,6 +41,8 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchAccount(String)
     case wrongPassword
     case tooManyTokens
+    /// A profile field longer than it may be: refused whole, rather than cut without a word.
+    case tooLong(field: String, max: Int)
 
     public var description: String {
         switch self {
@@ -51,6 +53,7 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
         case .noSuchAccount(let n): return "There is no account named \(n)"
         case .wrongPassword: return "Wrong account name or password"
         case .tooManyTokens: return "An account may have \(AccountToken.maxPerAccount) tokens: revoke one first (!token revoke <id>)"
+        case .tooLong(let field, let max): return "A \(field) is at most \(max) characters: nothing was changed"
         }
     }
 }
@@ -88,11 +91,18 @@ public enum AccountRules {
 
     /// Sets `field` of `account` to `value` (empty clears it): names are kept to 50 characters,
     /// an email must look like one.
+    /// The longest first or last name.
+    public static let maxNameLength = 50
+
     public static func set(_ field: ProfileField, to value: String, of account: inout Account) throws(AccountError) {
         let value = value.trimmed
         switch field {
-        case .first: account.firstName = value.isEmpty ? nil : String(value.prefix(50))
-        case .last: account.lastName = value.isEmpty ? nil : String(value.prefix(50))
+        case .first:
+            guard value.count <= maxNameLength else { throw .tooLong(field: "first name", max: maxNameLength) }
+            account.firstName = value.isEmpty ? nil : value
+        case .last:
+            guard value.count <= maxNameLength else { throw .tooLong(field: "last name", max: maxNameLength) }
+            account.lastName = value.isEmpty ? nil : value
         case .email:
             guard value.isEmpty || isValidEmail(value) else { throw .invalidEmail(value) }
             account.email = value.isEmpty ? nil : value
