@@ -21,7 +21,22 @@ public struct BotCommand: Sendable {
     public let summary: String
     public let example: String
     public let audience: Audience
+    /// Who may use it, for `!help`, where the rule is narrower than `audience` and the board
+    /// enforces it (`!offer`: contractors).
+    public var who: String?
     let run: @Sendable (Bot, Invocation, inout Args) throws -> Outcome
+
+    init(name: String, aliases: [String], syntax: [String], summary: String, example: String, audience: Audience, who: String? = nil,
+         run: @escaping @Sendable (Bot, Invocation, inout Args) throws -> Outcome) {
+        self.name = name
+        self.aliases = aliases
+        self.syntax = syntax
+        self.summary = summary
+        self.example = example
+        self.audience = audience
+        self.who = who
+        self.run = run
+    }
 }
 
 extension Bot {
@@ -55,7 +70,7 @@ extension Bot {
         BotCommand(name: "edit", aliases: [], syntax: ["!edit <id> title|due|description <value>"],
                    summary: "Change a job's title, due time (or `none`) or description.",
                    example: "!edit 1 due tomorrow 9:00", audience: .member, run: { try $0.edit($1, &$2) }),
-        BotCommand(name: "task", aliases: [], syntax: ["!task add <id> <text>", "!task done <id> <n>"],
+        BotCommand(name: "task", aliases: [], syntax: ["!task add <id> <text>", "!task done <id> <n>", "!task done <id> <text>"],
                    summary: "Add a checklist item to a job, or tick item n; the job shows its progress.",
                    example: "!task add 1 buy a washer", audience: .member, run: { try $0.task($1, &$2) }),
         BotCommand(name: "comment", aliases: [], syntax: ["!comment <id> <text>"],
@@ -153,7 +168,7 @@ extension Bot {
                    example: "!room set visibility own", audience: .member, run: { try $0.room($1, &$2) }),
         BotCommand(name: "contractor", aliases: [], syntax: [
             "!contractor", "!contractor on|off", "!contractor skills <skill>, <skill> …", "!contractor rate <per hour>",
-            "!contractor area <place>, <place> …", "!contractor bio <text>",
+            "!contractor area <place>, <place> …", "!contractor area anywhere", "!contractor bio <text>",
         ], summary: "Become (or stop being) a contractor who takes service requests, and say what you do, for how much, where.",
                    example: "!contractor skills plumbing, electrical", audience: .anyone, run: { try $0.contractor($1, &$2) }),
         BotCommand(name: "request", aliases: [], syntax: [
@@ -168,7 +183,8 @@ extension Bot {
                    example: "!requests mine", audience: .anyone, run: { try $0.requests($1, &$2) }),
         BotCommand(name: "offer", aliases: [], syntax: ["!offer <n> <price> [note]"],
                    summary: "Offer your price for an open request (contractors); offering again changes it.",
-                   example: "!offer 1 70 can come at 10", audience: .anyone, run: { try $0.offer($1, &$2) }),
+                   example: "!offer 1 70 can come at 10", audience: .anyone, who: "contractors (!contractor on), on an open request not their own",
+                   run: { try $0.offer($1, &$2) }),
         BotCommand(name: "offers", aliases: [], syntax: ["!offers <n>"],
                    summary: "The offers on your request, cheapest first, with each contractor's rating.",
                    example: "!offers 1", audience: .anyone, run: { try $0.offers($1, &$2) }),
@@ -187,7 +203,7 @@ extension Bot {
         BotCommand(name: "track", aliases: ["timer"], syntax: [
             "!track", "!track start <mode> [note]", "!track start job <n> [note]", "!track switch <mode>", "!track stop [at <HH:MM> [day]]",
             "!track keep", "!track cancel", "!track limit [<duration>|default]", "!track add <mode|job n> <HH:MM>-<HH:MM> [day] [note]",
-            "!track edit <entry> start|end|mode|note <value>", "!track rm <entry>", "!track log [today|yesterday|week|<date>]",
+            "!track edit <entry> start|end|mode|note <value>", "!track rm <entry>", "!track log [today|yesterday|week|month|<day>|<date>|<from>..<to>]",
         ], summary: "Track your time: one timer at a time, entries by hand that never overlap, and the log of them.",
                    example: "!track start study chapter 3", audience: .anyone, run: { try $0.track($1, &$2) }),
         BotCommand(name: "plan", aliases: [], syntax: ["!plan", "!plan add <mode> <days> <HH:MM>-<HH:MM>", "!plan rm <n>", "!plan remind on|off"],

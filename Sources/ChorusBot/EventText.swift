@@ -20,8 +20,9 @@ public struct EventText: Sendable {
         return short(d)
     }
 
-    /// `alice assigned job 12 “Fix the sink” to bob`
-    public func line(_ e: Event, withJob: Bool = true) -> String {
+    /// `alice assigned job 12 “Fix the sink” to bob`. Without `hints`, as history reads: what
+    /// happened, without the next step it offered then.
+    public func line(_ e: Event, withJob: Bool = true, hints: Bool = true) -> String {
         let d = e.data
         let job = e.job.map { withJob ? "job \($0) “\(d["title"] ?? "")”" : "job \($0)" } ?? "a job"
         let itJob = withJob ? job : "it"
@@ -89,7 +90,7 @@ public struct EventText: Sendable {
         case EventType.choreEdited:
             return "\(e.actor) changed \(d["chore"] ?? "?"): \(d["frequency"] ?? "") at \(d["at"] ?? "?")"
         case EventType.memberAway:
-            return "\(e.actor) is away until \(dueText(d["until"]) ?? "?"): their turns pass to the next person"
+            return "\(e.actor) is away until \(dueText(d["until"]) ?? "?"): their turns until then pass to the next person"
         case EventType.memberBack:
             return "\(e.actor) is back and in the rotations again"
         case EventType.turnDue:
@@ -129,49 +130,57 @@ public struct EventText: Sendable {
         case let type where type.hasPrefix("time."):
             return "\(e.actor): \(type) \(d["mode"] ?? "")"
         case let type where type.hasPrefix("request."):
-            return requestLine(e)
+            return requestLine(e, hints: hints)
         case EventType.roomSettings:
-            return "\(e.actor) set \(d["setting"] ?? "a setting") in \(e.room.map(roomName) ?? "the room")"
+            return "\(e.actor) set \(d["setting"] ?? "a setting")\(d["value"].map { " " + $0 } ?? "") in \(e.room.map(roomName) ?? "the room")"
         default:
             return "\(e.actor): \(e.type)"
         }
     }
 
-    /// A service request's event: `alice posted request 3 (plumbing): Fix the tap · budget 80`.
-    private func requestLine(_ e: Event) -> String {
+    /// A service request's event: `alice posted request 3 (plumbing): Fix the tap · budget 80`,
+    /// with the next step after a `—` while the request still stands where the event left it.
+    private func requestLine(_ e: Event, hints: Bool) -> String {
         let d = e.data
         let n = d["request"] ?? "?"
         let what = "request \(n) (\(d["category"] ?? "?"))"
+        /// The hint, only while the request's status (as the event carries it) is still `status`.
+        func hinted(_ sentence: String, _ hint: String, while status: ServiceRequest.Status?) -> String {
+            guard hints, status.map({ d["status"] == $0.rawValue }) ?? true else { return sentence }
+            return sentence + " — " + hint
+        }
         switch e.type {
         case EventType.requestPosted:
             var s = "\(e.actor) posted \(what): \(d["description"] ?? "")"
             for (key, label) in [("budget", "budget "), ("at", "at "), ("when", ""), ("takes", "takes ")] {
                 if let v = d[key] { s += " · \(label)\(v)" }
             }
-            return s + " — !offer \(n) <price> [note]"
+            return hinted(s, "!offer \(n) <price> [note]", while: .open)
         case EventType.requestEdited:
             return "\(e.actor) changed \(what): \(d["field"] ?? "?") is now \(d["value"] ?? "?")"
         case EventType.requestCancelled:
             return "\(e.actor) cancelled \(what): \(d["reason"] ?? "")"
         case EventType.requestOffered:
-            return "\(e.actor) \(d["changed"] == nil ? "offered" : "changed their offer to") \(d["price"] ?? "?") on \(what)" +
-                (d["note"].map { ": \($0)" } ?? "") + " — !offers \(n), !hire \(n) \(e.actor)"
+            return hinted("\(e.actor) \(d["changed"] == nil ? "offered" : "changed their offer to") \(d["price"] ?? "?") on \(what)" +
+                          (d["note"].map { ": \($0)" } ?? ""), "!offers \(n), !hire \(n) \(e.actor)", while: .open)
         case EventType.requestHired:
             if d["outcome"] == "taken" { return "\(e.actor) hired someone else for \(what): thank you for your offer" }
-            return "\(e.actor) hired \(d["contractor"] ?? "?") for \(what) at \(d["price"] ?? "?") — !request done \(n) once it is finished"
+            return hinted("\(e.actor) hired \(d["contractor"] ?? "?") for \(what) at \(d["price"] ?? "?")",
+                          "!request done \(n) once it is finished", while: .hired)
         case EventType.requestDone:
-            return "\(e.actor) finished \(what) — !request confirm \(n), or !request dispute \(n) <what is wrong>"
+            return hinted("\(e.actor) finished \(what)", "!request confirm \(n), or !request dispute \(n) <what is wrong>", while: .done)
         case EventType.requestConfirmed:
             return "\(e.actor) confirmed \(what) is done"
         case EventType.requestDisputed:
-            return "\(e.actor) disputed \(what): \(d["reason"] ?? "")"
+            return hinted("\(e.actor) disputed \(what): \(d["reason"] ?? "")",
+                          "!request done \(n) once it is put right, or !request cancel \(n) <reason>", while: .disputed)
         case EventType.requestReviewed:
             if let reply = d["reply"] { return "\(e.actor) answered the review of \(what): \(reply)" }
-            return "\(e.actor) rated \(what) \(d["rating"] ?? "?")/5: \(d["text"] ?? "")" + " — !review reply \(n) <text> answers it"
+            return hinted("\(e.actor) rated \(what) \(d["rating"] ?? "?")/5: \(d["text"] ?? "")", "!review reply \(n) <text> answers it", while: nil)
         case EventType.requestExpired:
             return "\(what.prefix(1).uppercased() + what.dropFirst()) expired: its window passed without a hire"
         case EventType.requestMessage:
-            return "\(e.actor) about \(what): \(d["text"] ?? "") — !request msg \(n) <text> answers"
+            return hinted("\(e.actor) about \(what): \(d["text"] ?? "")", "!request msg \(n) <text> answers", while: nil)
         default:
             return "\(e.actor): \(e.type) \(what)"
         }
@@ -207,7 +216,7 @@ public struct EventText: Sendable {
     private static let taggedFields: [(key: String, tag: String)] = [
         "status", "from", "to", "assignee", "previous", "task", "progress", "ask", "state", "kind", "due", "url",
         "chore", "turn", "next", "covered", "list", "item", "with", "until",
-        "request", "customer", "contractor", "category", "price", "budget", "rating", "minutes",
+        "request", "customer", "contractor", "category", "price", "budget", "rating", "minutes", "setting", "value",
     ].map { ($0, "chorus/" + $0) }
     private static let taggedIndex: [String: Int] = Dictionary(uniqueKeysWithValues: taggedFields.enumerated().map { ($1.key, $0) })
 }

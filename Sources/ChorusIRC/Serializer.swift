@@ -175,7 +175,9 @@ extension Message {
     /// `writeLine`, keeping every line's body (tags aside) within `Limits.lineBytes`, CR LF
     /// included: clients cut or drop longer lines. Lines after the first carry only the tags
     /// `continuation` keeps (a message id names one line).
-    public func writeLines(to out: inout [UInt8], tags: [Tag], overlong: Overlong, continuation: (Tag) -> Bool) {
+    /// `continued`, when given, is added to the second line of a split and every one after it, so
+    /// a reader can tell a continuation from a new message with the same tags.
+    public func writeLines(to out: inout [UInt8], tags: [Tag], overlong: Overlong, continuation: (Tag) -> Bool, continued: Tag? = nil) {
         let start = out.count
         writeLine(to: &out, tags: tags)
         var bodyStart = start
@@ -186,7 +188,7 @@ extension Message {
         // Everything but the text: the line as it is less the text's bytes (its ':' stays counted).
         let budget = max(32, Limits.lineBytes - (bodyBytes - text.utf8.count))
         let pieces = overlong == .cut ? [Self.prefix(of: Array(text.utf8)[...], bytes: budget)] : Self.pieces(of: text, bytes: budget)
-        let later = tags.filter(continuation)
+        let later = tags.filter(continuation) + (continued.map { [$0] } ?? [])
         for (i, piece) in pieces.enumerated() {
             var line = self
             line.params[line.params.count - 1] = String(decoding: piece, as: UTF8.self)

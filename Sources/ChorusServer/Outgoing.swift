@@ -36,8 +36,14 @@ struct Outgoing {
             tags.append(contentsOf: clientTags)
         }
         if caps.contains(.accountTag), let account { tags.append(.init("account", account)) }
-        message.writeLines(to: &out, tags: tags, overlong: overlong, continuation: { $0.key != "msgid" && $0.key != "label" })
+        // An event's sentence cut in two keeps its tags on both lines; the second says it continues.
+        let continued = clientTags.contains { $0.key == "chorus/event" } && caps.contains(.messageTags) ? Outgoing.continued : nil
+        message.writeLines(to: &out, tags: tags, overlong: overlong, continuation: { $0.key != "msgid" && $0.key != "label" },
+                           continued: continued)
     }
+
+    /// The tag on the second and later lines of an event's sentence split over several.
+    static let continued = Message.Tag("chorus/continued", "1")
 
     /// The tags of a line without message id, account or client tags (a server's numeric, say), as
     /// `write` begins every line's: the label, the batch, the time.

@@ -28,6 +28,33 @@ final class BotTests: XCTestCase {
         return c
     }
 
+    /// An event too long for one line comes on two with the same tags; the second says it
+    /// continues. A room setting's change names the setting and its value as tags.
+    func testASplitEventMarksItsContinuationAndSettingsAreTagged() throws {
+        let mona = try login("mona", caps: ["message-tags"])
+        try mona.join("#shop")
+        let mel = try login("mel", caps: ["message-tags"])
+        try mel.join("#shop")
+        mona.send("PRIVMSG #shop :!job add Stock the fridge")
+        _ = try mel.expect(command: "NOTICE", "#shop")
+        mona.send("PRIVMSG #shop :!comment 1 " + String(repeating: "milk eggs butter ", count: 28))
+        let first = try mel.expect(command: "NOTICE", "#shop")
+        let second = try mel.expect(command: "NOTICE", "#shop")
+        XCTAssertEqual(first.tag("chorus/event"), "job.comment")
+        XCTAssertNil(first.tag("chorus/continued"))
+        XCTAssertEqual(second.tag("chorus/event-id"), first.tag("chorus/event-id"))
+        XCTAssertEqual(second.tag("chorus/continued"), "1")
+        XCTAssertTrue(second.params[1].hasPrefix("milk") || second.params[1].hasPrefix("eggs") || second.params[1].hasPrefix("butter"),
+                      second.params[1])
+
+        mona.send("PRIVMSG #shop :!room set visibility own")
+        let setting = try mel.expect(command: "NOTICE", "#shop")
+        XCTAssertEqual(setting.tag("chorus/event"), "room.settings")
+        XCTAssertEqual(setting.tag("chorus/setting"), "visibility")
+        XCTAssertEqual(setting.tag("chorus/value"), "own")
+        XCTAssertEqual(setting.params[1], "mona set visibility own in #shop")
+    }
+
     func testEventsCarryTagsForBotsAndLabelsForTheAsker() throws {
         let mona = try login("mona", caps: ["message-tags", "labeled-response", "batch"])
         try mona.join("#shop")
