@@ -101,7 +101,12 @@ extension IRCServer {
                     answerUnparsed(client) { $0.fail("INVALID_LINE", "Lines may not contain NUL or a bare CR") }
                 case .invalidCommand(let verb):
                     // Not a command (`NO_SUCH`), but its label still comes back with the 421.
-                    answerUnparsed(client, label: Self.label(ofUnparsed: text)) { $0.numeric(.unknownCommand, verb, "Unknown command") }
+                    // `!job add …` typed at a bare terminal: say how a chat command is sent.
+                    let why = verb.hasPrefix("!") && verb.count > 1
+                        ? "Unknown command: a chat command goes in a message, as PRIVMSG \(client.rooms.first?.name ?? "#room") :\(verb) … " +
+                          "or PRIVMSG \(config.serviceNick) :\(verb) …"
+                        : "Unknown command"
+                    answerUnparsed(client, label: Self.label(ofUnparsed: text)) { $0.numeric(.unknownCommand, verb, why) }
                 case .missingCommand:
                     answerUnparsed(client) { $0.numeric(.unknownCommand, "*", "A line needs a command") }
                 }

@@ -151,7 +151,12 @@ final class AccountTests: XCTestCase {
 
         c.send("AUTHENTICATE PLAIN")
         try c.expect(command: "AUTHENTICATE", "+")
+        // Chunks that add up to more than 1200 bytes fail (904); one line over 400 bytes is too long (905).
         for _ in 0..<4 { c.send("AUTHENTICATE " + String(repeating: "A", count: 400)) }
+        try c.expect(command: "904")
+        c.send("AUTHENTICATE PLAIN")
+        try c.expect(command: "AUTHENTICATE", "+")
+        c.send("AUTHENTICATE " + String(repeating: "A", count: 401))
         try c.expect(command: "905")
 
         let payload = Data("\0carol\0\(password)".utf8).base64EncodedString()

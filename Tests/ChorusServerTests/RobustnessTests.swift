@@ -20,6 +20,13 @@ final class RobustnessTests: XCTestCase {
         try c.expect(command: "421", "FROBNICATE")
         c.send("PRI%MSG x")
         try c.expect(command: "421")
+        // A chat command typed alone at a terminal: the 421 says how to send it.
+        c.send("JOIN #kitchen")
+        try c.expect(command: "366")
+        c.send("!job add Fix the sink")
+        let hint = try c.expect(command: "421", "!job")
+        XCTAssertEqual(hint.params.last, "Unknown command: a chat command goes in a message, as PRIVMSG #kitchen :!job … or PRIVMSG Chorus :!job …")
+        c.send("PART #kitchen")
         c.sendRaw(Array("PRIVMSG alice :a\u{0}b\r\n".utf8))
         // No standard-replies asked for: the FAIL comes as a NOTICE a telnet user can read.
         try c.expect(command: "NOTICE", "alice", "Lines may not contain NUL or a bare CR")

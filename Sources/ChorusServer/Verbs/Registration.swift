@@ -324,10 +324,15 @@ extension IRCServer {
             client.saslPayload = ""
             return reply.send(Message("AUTHENTICATE", ["+"]))
         }
+        // 905 is for one line over 400 bytes; chunks that add up to more than PLAIN needs fail (904).
+        guard arg.utf8.count <= 400 else {
+            client.saslPayload = nil
+            return reply.numeric(.saslTooLong, "SASL message too long")
+        }
         if arg != "+" { payload += arg }
         guard payload.utf8.count <= 1200 else {
             client.saslPayload = nil
-            return reply.numeric(.saslTooLong, "SASL message too long")
+            return reply.numeric(.saslFail, "SASL authentication failed: the payload is over 1200 bytes")
         }
         if arg.utf8.count == 400 {  // more chunks follow
             client.saslPayload = payload
