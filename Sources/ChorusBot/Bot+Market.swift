@@ -84,8 +84,8 @@ extension Bot {
         case "edit":
             let n = try number(&args, usage: "!request edit <n> <field> <value>")
             let field = try self.field(&args, inv)
-            let (r, _) = try market.edit(n, field, by: me)
-            return Outcome(replies: ["Request \(n) changed: " + summary(r, inv)])
+            let (r, event) = try market.edit(n, field, by: me)
+            return Outcome(replies: ["Request \(n) changed: " + summary(r, inv)], events: [event])
         case "cancel":
             let n = try number(&args, usage: "!request cancel <n> <reason>")
             let (_, event) = try market.cancel(n, reason: args.rest(), by: me)

@@ -101,7 +101,7 @@ public struct MarketBoard: Sendable {
         case estimate(String?)
     }
 
-    /// The customer changes an open request; those who offered are told.
+    /// The customer changes an open request; those who offered and the contractors it reaches are told.
     public func edit(_ id: Int64, _ field: Field, by actor: String) throws -> (ServiceRequest, Event) {
         var r = try request(id, seenBy: actor)
         guard r.isCustomer(actor) else { throw JobError.notAllowed("Only the customer who posted request \(id) changes it") }
@@ -128,7 +128,9 @@ public struct MarketBoard: Sendable {
         var data = facts(of: r)
         data["field"] = name
         data["value"] = value
-        return (r, try record(EventType.requestEdited, r, by: actor, data: data, concerns: try offerers(of: r)))
+        // Those who offered, and the contractors it now reaches (as a posting would), hear the change.
+        let reached = try store.contractors(withSkill: r.category).filter { $0.active && !r.isCustomer($0.account) && $0.serves(r.place) }
+        return (r, try record(EventType.requestEdited, r, by: actor, data: data, concerns: try offerers(of: r) + reached.map(\.account)))
     }
 
     /// The customer cancels an open request (those who offered are told), or either party a hired
@@ -425,15 +427,19 @@ public struct MarketBoard: Sendable {
 
     /// A notice about a request held for someone offline, as it reads at their login: with what
     /// the request is now (its status, and for a posting its fields as edited since), or nothing
-    /// when a posting is no longer open to offers (cancelled, hired, expired) or the request is gone.
+    /// when a posting or an edit is of a request no longer open (cancelled, hired, expired) or gone.
     public static func asNow(_ held: Event, request: ServiceRequest?) -> Event? {
         guard held.type.hasPrefix("request.") else { return held }
         guard let request else { return nil }
         var now = held
-        if held.type == EventType.requestPosted {
+        if held.type == EventType.requestPosted || held.type == EventType.requestEdited {
+            // News of an open request: stale once it is no longer open (a cancel says so to those
+            // who offered); a posting shows the fields as edited since.
             guard request.status == .open else { return nil }
-            now.data = facts(of: request)
-            now.data["description"] = request.description
+            if held.type == EventType.requestPosted {
+                now.data = facts(of: request)
+                now.data["description"] = request.description
+            }
         } else {
             now.data["status"] = request.status.rawValue
         }

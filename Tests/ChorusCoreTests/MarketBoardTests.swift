@@ -260,13 +260,15 @@ final class MarketBoardTests: XCTestCase {
                       .invalid("Request \(r.id) is cancelled: only an open, hired or disputed request is cancelled"))
     }
 
-    func testOnlyTheCustomerEditsAnOpenRequestAndOfferersAreTold() throws {
+    /// Those who offered (cat, a painter) and the contractors the request reaches (bob, a plumber
+    /// on Elm Street: the request has no place) hear the change.
+    func testOnlyTheCustomerEditsAnOpenRequestAndOfferersAndReachedContractorsAreTold() throws {
         let (r, _, _) = try post()
         _ = try market.offer(on: r.id, price: 7000, note: "", by: "cat")
         assertRefused(try market.edit(r.id, .budget(9000), by: "cat"), .notAllowed("Only the customer who posted request \(r.id) changes it"))
         let (edited, event) = try market.edit(r.id, .budget(9000), by: "ann")
         XCTAssertEqual(edited.budget, 9000)
-        XCTAssertEqual(event.concerns, ["cat"])
+        XCTAssertEqual(event.concerns, ["cat", "bob"])
         XCTAssertEqual(event.data["value"], "90")
         assertRefused(try market.edit(r.id, .category("!!"), by: "ann"), .invalid("“!!” is not a category: letters, up to 40 characters, e.g. plumbing"))
     }

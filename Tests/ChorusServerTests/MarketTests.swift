@@ -111,14 +111,17 @@ final class MarketTests: XCTestCase {
         _ = try ask(ann, "!request add plumbing Fix the tap | budget 80", expecting: "Request 1 posted")
         _ = try ask(ann, "!request edit 1 budget 120", expecting: "Request 1 changed")
         _ = try ask(ann, "!request add plumbing Bleed the radiators", expecting: "Request 2 posted")
+        _ = try ask(ann, "!request edit 2 budget 50", expecting: "Request 2 changed")
         _ = try ask(ann, "!request cancel 2 a neighbour did it", expecting: "Request 2 is cancelled")
         _ = try ask(ann, "!request add plumbing Unblock the sink", expecting: "Request 3 posted")
 
         bob = try server.connect(as: "bob")
         let away = try notice(bob, "the held notices") { $0.hasPrefix("While you were away") }
-        XCTAssertEqual(away.params.last, "While you were away (2):", "the cancelled request's notice is not delivered")
+        // The posting of 1 as it is now, the edit of 1, the posting of 3; nothing of 2.
+        XCTAssertEqual(away.params.last, "While you were away (3):", "the cancelled request's posting and edit are not delivered")
         let first = try notice(bob, "request 1 as it is now") { $0.hasPrefix("ann posted request 1") }
         XCTAssertEqual(first.params.last, "ann posted request 1 (plumbing): Fix the tap · budget 120 — !offer 1 <price> [note]")
+        _ = try notice(bob, "the edit of request 1") { $0 == "ann changed request 1 (plumbing): budget is now 120" }
         _ = try notice(bob, "request 3") { $0.hasPrefix("ann posted request 3 (plumbing): Unblock the sink") }
         bob.send("PRIVMSG Chorus :!requests")
         let list = try bob.collect { $0.command == "NOTICE" && $0.params.last?.hasPrefix("  1 [open]") == true }
