@@ -60,12 +60,13 @@ extension Bot {
     }
 
     func room(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!room | !room add <account> | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room set market on|off | !room close"
+        let usage = "!room | !room add <account> | !room set open on|off | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room set market on|off | !room close"
         let room = try self.room(inv, &args, required: true)!
         guard let sub = args.next()?.lowercased() else {
             let s = try board.settings(of: room.key)
+            let open = s.open ?? inv.roomsOpenByDefault
             return Outcome(replies: [
-                "\(room.name): visibility \(s.visibility.rawValue) (who sees which jobs), creators \(s.creators.rawValue) (who creates jobs), echo \(s.echoCommands ? "on" : "off") (commands shown to the room), market \(s.market ? "on" : "off") (new service requests heard here).",
+                "\(room.name): open \(open ? "on" : "off") (\(open ? "anyone may join" : "members and those invited join")), visibility \(s.visibility.rawValue) (who sees which jobs), creators \(s.creators.rawValue) (who creates jobs), echo \(s.echoCommands ? "on" : "off") (commands shown to the room), market \(s.market ? "on" : "off") (new service requests heard here).",
             ])
         }
         switch sub {
@@ -80,6 +81,8 @@ extension Bot {
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.creators = .init(rawValue: value)!; return "creators \(value)" }
             case ("echo", "on"), ("echo", "off"):
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.echoCommands = value == "on"; return "echo \(value)" }
+            case ("open", "on"), ("open", "off"):
+                event = try board.updateSettings(of: room.key, by: inv.account) { $0.open = value == "on"; return "open \(value)" }
             case ("market", "on"), ("market", "off"):
                 event = try board.updateSettings(of: room.key, by: inv.account) { $0.market = value == "on"; return "market \(value)" }
             default:

@@ -24,6 +24,8 @@ public struct Invocation: Sendable {
     public var timeZone: TimeZone
     /// The server's own zone, whatever the asker chose with `!tz`.
     public internal(set) var serverTimeZone: TimeZone?
+    /// The server's `rooms` setting: whether a room is open to anyone until its managers choose.
+    public var roomsOpenByDefault = false
     public var now: Date
 
     public init(account: String, nick: String, room: RoomRef?, rooms: [String: String], onlineAccounts: [String: String],

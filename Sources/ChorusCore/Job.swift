@@ -138,6 +138,9 @@ public struct RoomSettings: Equatable, Sendable {
     public var echoCommands = true
     /// Whether the room hears every new service request (`!room set market on`).
     public var market = false
+    /// Whether anyone may join (`!room set open on`), or only its members and those invited
+    /// (`off`); nil until a manager chooses, when the server's `rooms` setting decides.
+    public var open: Bool?
 
     public init() {}
 }

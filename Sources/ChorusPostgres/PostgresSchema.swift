@@ -345,6 +345,10 @@ enum PostgresSchema {
         ("v7: whose turn passed over them while away", """
         ALTER TABLE chores ADD COLUMN passed_over TEXT COLLATE "C"
         """),
+        // SQLite's v17.
+        ("v8: who may join a room", """
+        ALTER TABLE room_settings ADD COLUMN open BOOLEAN
+        """),
     ]
 
     /// Applies the migrations the database lacks, each in a transaction of its own. Nodes starting

@@ -20,11 +20,12 @@ extension PostgresStore: JobStore {
         if let known = cache?.with({ $0.settings[key] }) { return known }
         let settings = try db.read { link in
             var settings = RoomSettings()
-            if let row = try link.query("SELECT visibility, creators, echo_commands, market FROM room_settings WHERE room = ?", [key]).first {
+            if let row = try link.query("SELECT visibility, creators, echo_commands, market, open FROM room_settings WHERE room = ?", [key]).first {
                 settings.visibility = RoomSettings.Visibility(rawValue: try row.string(0)) ?? .all
                 settings.creators = RoomSettings.Creators(rawValue: try row.string(1)) ?? .everyone
                 settings.echoCommands = try row.bool(2)
                 settings.market = try row.bool(3)
+                settings.open = try row[4].decode(Bool?.self)
             }
             return settings
         }
@@ -35,10 +36,11 @@ extension PostgresStore: JobStore {
     public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
         try db.write { link in
             try link.execute("""
-                INSERT INTO room_settings (room, visibility, creators, echo_commands, market) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO room_settings (room, visibility, creators, echo_commands, market, open) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT (room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
-                  echo_commands = excluded.echo_commands, market = excluded.market
-                """, [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands, settings.market])
+                  echo_commands = excluded.echo_commands, market = excluded.market, open = excluded.open
+                """, [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands, settings.market,
+                      settings.open])
             forget { $0.settings[Account.key(room)] = nil }
             return try Self.insert(event, link)
         }

@@ -19,6 +19,8 @@ final class LiveRoom {
     private(set) var echoCommands = true
     /// Whether members see only the jobs that involve them (room setting `visibility own`).
     private(set) var jobsHidden = false
+    /// `!room set open on|off`, nil until a manager chooses (see `isOpen`).
+    private(set) var openChosen: Bool?
     /// False while a room has no stored lines: joining it then needs no history read.
     var hasHistory = true
 
@@ -63,6 +65,13 @@ final class LiveRoom {
     func apply(_ settings: RoomSettings) {
         echoCommands = settings.echoCommands
         jobsHidden = settings.visibility == .own
+        openChosen = settings.open
+    }
+
+    /// Whether anyone may join: as its managers chose, else by the server's `rooms` setting for a
+    /// room with members (an account's), and always for a room only guests are in.
+    func isOpen(byDefault roomsOpen: Bool) -> Bool {
+        openChosen ?? (roomsOpen || memberships.isEmpty)
     }
 
     var name: String { room.name }

@@ -73,6 +73,10 @@ public struct ServerConfig: Sendable {
     /// The time zone for reading and showing due times (`tomorrow 17:00`).
     public var timeZone = TimeZone.current
     public var motd = "Welcome to Chorus: a chat server for teams that share work.\nType /join #room to start."
+    /// Who may join a room an account made, until its managers choose (`!room set open`): its
+    /// members and those invited (`false`, a team's rooms), or anyone (`true`: a public network,
+    /// a conformance run). Rooms only guests are in are open either way, as on any IRC server.
+    public var roomsOpen = false
     /// Lines replayed on JOIN to clients without `draft/chathistory`.
     public var historyReplayLines = 20
     /// The largest page a CHATHISTORY request returns.
@@ -217,6 +221,9 @@ extension ServerConfig {
                     throw ConfigError("\(path):\(number + 1): cannot read motd-file \(value)")
                 }
                 motdLines.append(contentsOf: m.split(separator: "\n", omittingEmptySubsequences: false).map(String.init))
+            case "rooms":
+                guard ["open", "members"].contains(value) else { throw ConfigError("\(path):\(number + 1): rooms is open or members, not \(value)") }
+                roomsOpen = value == "open"
             case "history-replay": historyReplayLines = try int()
             case "history-page-limit": historyPageLimit = max(1, try int())
             case "ping-interval": pingInterval = try seconds()

@@ -30,6 +30,7 @@ extension SQLiteStore: JobStore {
                 settings.creators = RoomSettings.Creators(rawValue: row["creators"]) ?? .everyone
                 settings.echoCommands = row["echo_commands"]
                 settings.market = row["market"]
+                settings.open = row["open"]
             }
             return settings
         }
@@ -38,11 +39,11 @@ extension SQLiteStore: JobStore {
     public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
         try db.write { db in
             try db.run(sql: """
-                INSERT INTO room_settings (room, visibility, creators, echo_commands, market) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO room_settings (room, visibility, creators, echo_commands, market, open) VALUES (?, ?, ?, ?, ?, ?)
                 ON CONFLICT(room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
-                  echo_commands = excluded.echo_commands, market = excluded.market
+                  echo_commands = excluded.echo_commands, market = excluded.market, open = excluded.open
                 """, arguments: [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands,
-                                 settings.market])
+                                 settings.market, settings.open])
             forget { $0.settings[Account.key(room)] = nil }
             return try Self.insert(event, db)
         }

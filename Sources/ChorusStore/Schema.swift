@@ -372,6 +372,10 @@ enum Schema {
         migrator.registerMigration("v16: whose turn passed over them while away") { db in
             try db.execute(sql: "ALTER TABLE chores ADD COLUMN passed_over TEXT")
         }
+        migrator.registerMigration("v17: who may join a room") { db in
+            // NULL: the server's `rooms` setting decides, until a manager chooses.
+            try db.execute(sql: "ALTER TABLE room_settings ADD COLUMN open BOOLEAN")
+        }
         return migrator
     }
 }

@@ -127,6 +127,20 @@ struct Spawn {
         try? FileManager.default.removeItem(at: data)
     }
 
+    /// Whether `chorusd serve` at `path` knows `--rooms`.
+    private static func takesRoomsOption(_ path: String) -> Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: path)
+        p.arguments = ["serve", "--help"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        let help = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: help, as: UTF8.self).contains("--rooms")
+    }
+
     /// Listens on four ports from `plain`: plaintext, TLS, web and web-plain.
     private static func start(_ path: String, plain: Int, data: String, store: String?, keepingSendQueue: Bool) throws -> Process {
         let p = Process()
@@ -134,6 +148,9 @@ struct Spawn {
         p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(plain + 1)",
                        "--web", "127.0.0.1:\(plain + 2)", "--web-plain", "127.0.0.1:\(plain + 3)"]
         if let store { p.arguments! += ["--store", store] }
+        // The bots of a scenario share rooms one of them made: open them to all, where the build
+        // under test has the setting (builds before it had only open rooms).
+        if takesRoomsOption(path) { p.arguments! += ["--rooms", "open"] }
         if keepingSendQueue {
             // No per-address limit and no flood control, as --no-limits, but the default send queue.
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)

@@ -75,6 +75,9 @@ struct Serve: ParsableCommand {
     @Flag(help: "Turn off per-IP limits and flood control (for load tests on one machine).")
     var noLimits = false
 
+    @Option(help: "Who joins a room an account made, until its managers choose: members (its members and those invited, the default) or open (anyone).")
+    var rooms: String?
+
     @Option(help: "Log lines as text (the default) or json, one event a line.")
     var logFormat: ServerConfig.LogFormat?
 
@@ -91,6 +94,10 @@ struct Serve: ParsableCommand {
         if let name { settings.serverName = name }
         if let logFormat { settings.logFormat = logFormat }
         if noLimits { settings.removeLimits() }
+        if let rooms {
+            guard ["open", "members"].contains(rooms) else { throw ValidationError("--rooms is open or members, not \(rooms)") }
+            settings.roomsOpen = rooms == "open"
+        }
         return settings
     }
 

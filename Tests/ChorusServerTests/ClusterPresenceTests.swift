@@ -344,7 +344,7 @@ final class ClusterNodeLossTests: XCTestCase {
         let b = Process()
         b.executableURL = try chorusdBinary()
         b.arguments = ["serve", "--store", try TestStore.postgresURL(folder: shared), "--data", folder.path,
-                       "--tls", "off", "--web", "off", "--plain", "127.0.0.1:\(port)", "--no-limits"]
+                       "--tls", "off", "--web", "off", "--plain", "127.0.0.1:\(port)", "--no-limits", "--rooms", "open"]
         b.standardOutput = FileHandle.nullDevice
         b.standardError = FileHandle.nullDevice
         try b.run()

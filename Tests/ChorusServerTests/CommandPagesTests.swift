@@ -12,8 +12,9 @@ import XCTest
 /// Session lines: `alice> text` is alice saying `text` in #kitchen; `alice@Chorus> text` is a
 /// private message to the bot; `#kitchen: text` is a notice the room sees (checked as alice, a
 /// manager, sees it, unless written `#kitchen(bob): text`); `bob: text` is a notice to bob alone.
-/// Every session starts on Monday 2026-11-23 09:00 UTC with alice (manager), bob and carol in #kitchen,
-/// and an account dave that is neither connected nor a member.
+/// Every session starts on Monday 2026-11-23 09:00 UTC with alice (manager), bob and carol in #kitchen
+/// (alice made it and added them: it is its members'), and an account dave that is neither
+/// connected nor a member.
 final class CommandPagesTests: XCTestCase {
     static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Commands")
@@ -59,13 +60,26 @@ final class CommandPagesTests: XCTestCase {
 
     private func replay(_ lines: [String], page: String) throws {
         let clock = ISO8601DateFormatter().date(from: "2026-11-23T09:00:00Z")!
-        let server = try TestServer(newSecret: Self.exampleSecrets(), now: { clock }) { $0.timeZone = TimeZone(identifier: "UTC")! }
+        // The product's default: #kitchen is its members'. alice makes it and adds bob and carol,
+        // who are put in it when they log in.
+        let server = try TestServer(newSecret: Self.exampleSecrets(), now: { clock }) {
+            $0.timeZone = TimeZone(identifier: "UTC")!
+            $0.roomsOpen = false
+        }
         var clients: [String: TestClient] = [:]
+        for nick in ["alice", "bob", "carol"] { try server.addAccount(nick, "\(nick)-password") }
         for nick in ["alice", "bob", "carol"] {
-            try server.addAccount(nick, "\(nick)-password")
             let c = try server.connect()
             try c.register(nick, sasl: (nick, "\(nick)-password"))
-            try c.join("#kitchen")
+            if nick == "alice" {
+                try c.join("#kitchen")
+                for member in ["bob", "carol"] {
+                    c.send("PRIVMSG #kitchen :!room add \(member)")
+                    try c.expect("\(member) added") { $0.command == "NOTICE" && $0.params.last?.contains("added \(member)") == true }
+                }
+            } else {
+                try c.expect(command: "366", "#kitchen")
+            }
             clients[nick] = c
         }
         try server.addAccount("dave", "dave-password")

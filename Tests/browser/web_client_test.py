@@ -142,7 +142,10 @@ def main():
 
         irc = IRCClient(plain, "sam", "sam-password-1")
         irc.send("JOIN #kitchen")
-        irc.wait_for(lambda l: " 366 " in l)
+        check("a room pat made is pat's: sam, not a member, is turned away",
+              irc.wait_for(lambda l: " 473 " in l and "#kitchen" in l), irc.lines[-3:])
+        line.send_keys("!room add sam\n")
+        check("once pat adds sam, sam is in the room", irc.wait_for(lambda l: " 366 " in l), irc.lines[-3:])
         irc.send("PRIVMSG #kitchen :hello from irssi")
         check("a line from TCP appears in the browser",
               wait.until(lambda d: "hello from irssi" in d.find_element(By.ID, "log").text))

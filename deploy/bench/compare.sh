@@ -37,7 +37,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
 start_chorus() {
   printf 'certificate = %s\nkey = %s\n' "$work/cert.pem" "$work/key.pem" > "$work/chorus.conf"
   .build/release/chorusd serve --config "$work/chorus.conf" --data "$work/chorus" --plain 127.0.0.1:16667 \
-    --tls 127.0.0.1:16697 --no-limits >/dev/null 2>&1 &
+    --tls 127.0.0.1:16697 --no-limits --rooms open >/dev/null 2>&1 &
   echo "$! 16667"
 }
 

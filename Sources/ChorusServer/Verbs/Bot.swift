@@ -27,9 +27,10 @@ extension IRCServer {
             if let a = registry.nicks[nick]?.account { online[nick] = a.name }
         }
         online[client.nickKey] = account.name
-        let invocation = Invocation(account: account.name, nick: client.nick,
+        var invocation = Invocation(account: account.name, nick: client.nick,
                                     room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
+        invocation.roomsOpenByDefault = config.roomsOpen
         // Once the batch has committed, its events and effects have been carried out (the asker's
         // own copies of the events wait in its reply, after the answer): then the answer.
         let started = NIODeadline.now()

@@ -40,6 +40,11 @@ extension IRCServer {
             if room.room.modes.inviteOnly && remembered == nil && !invited {
                 return reply.numeric(.inviteOnlyChan, room.name, "Cannot join room (+i): a manager must invite you")
             }
+            // A team's room is its members': others come in when a manager adds or invites them.
+            if !room.isOpen(byDefault: config.roomsOpen) && remembered == nil && !invited {
+                return reply.numeric(.inviteOnlyChan, room.name,
+                                     "Cannot join room: it is its members' (a manager adds you with !room add or INVITE)")
+            }
             if let requiredKey = room.room.modes.key, remembered == nil, !invited, key != requiredKey {
                 return reply.numeric(.badChannelKey, room.name, "Cannot join room (+k): wrong or missing key")
             }
