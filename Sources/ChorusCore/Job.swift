@@ -142,5 +142,12 @@ public struct RoomSettings: Equatable, Sendable {
     /// (`off`); nil until a manager chooses, when the server's `rooms` setting decides.
     public var open: Bool?
 
+    /// Whether anyone may join, not only members and those invited: as the managers chose, else
+    /// by the server's default (`roomsOpen`) for a room with members (an account made it), and
+    /// always for a room only guests are in.
+    public static func admitsAnyone(chosen: Bool?, roomsOpen: Bool, hasMembers: Bool) -> Bool {
+        chosen ?? (roomsOpen || !hasMembers)
+    }
+
     public init() {}
 }

@@ -68,10 +68,9 @@ final class LiveRoom {
         openChosen = settings.open
     }
 
-    /// Whether anyone may join: as its managers chose, else by the server's `rooms` setting for a
-    /// room with members (an account's), and always for a room only guests are in.
+    /// Whether anyone may join (`RoomSettings.admitsAnyone`).
     func isOpen(byDefault roomsOpen: Bool) -> Bool {
-        openChosen ?? (roomsOpen || memberships.isEmpty)
+        RoomSettings.admitsAnyone(chosen: openChosen, roomsOpen: roomsOpen, hasMembers: !memberships.isEmpty)
     }
 
     var name: String { room.name }

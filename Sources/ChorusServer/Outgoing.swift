@@ -36,13 +36,14 @@ struct Outgoing {
             tags.append(contentsOf: clientTags)
         }
         if caps.contains(.accountTag), let account { tags.append(.init("account", account)) }
-        // An event's sentence cut in two keeps its tags on both lines; the second says it continues.
-        let continued = clientTags.contains { $0.key == "chorus/event" } && caps.contains(.messageTags) ? Outgoing.continued : nil
+        // A notice cut in two (an event's sentence, say) keeps its tags on both lines; the second
+        // says it continues. Two flag tests: nothing is looked up on the fan-out's path.
+        let continued = overlong == .split && caps.contains(.messageTags) ? Outgoing.continued : nil
         message.writeLines(to: &out, tags: tags, overlong: overlong, continuation: { $0.key != "msgid" && $0.key != "label" },
                            continued: continued)
     }
 
-    /// The tag on the second and later lines of an event's sentence split over several.
+    /// The tag on the second and later lines of a notice split over several.
     static let continued = Message.Tag("chorus/continued", "1")
 
     /// The tags of a line without message id, account or client tags (a server's numeric, say), as
