@@ -35,16 +35,18 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
+        // The store's queries written once, over a small connection protocol and a dialect.
+        .target(name: "ChorusSQL", dependencies: ["ChorusCore"]),
         // SQLite through GRDB.
         .target(
             name: "ChorusStore",
-            dependencies: ["ChorusCore", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["ChorusCore", "ChorusSQL", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         // PostgreSQL through postgres-nio: the same store protocols, for several nodes on one database.
         .target(
             name: "ChorusPostgres",
             dependencies: [
-                "ChorusCore", "ChorusStore",
+                "ChorusCore", "ChorusSQL", "ChorusStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -135,7 +137,7 @@ let package = Package(
         .testTarget(
             name: "ChorusServerTests",
             dependencies: [
-                "ChorusServer", "ChorusStore", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot", "ChorusTestSupport",
+                "ChorusServer", "ChorusStore", "ChorusSQL", "ChorusCore", "ChorusIRC", "ChorusWorkspace", "ChorusBot", "ChorusTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 // Accounts, their tokens and what they have seen; rooms and memberships.
 extension PostgresStore {

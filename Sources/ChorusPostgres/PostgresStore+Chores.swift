@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 extension PostgresStore: ChoreStore {
     public func members(of room: String) throws -> [String] {

@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 /// When each board's work comes due (`DueBoard`), shared by every process on the database. A
 /// process takes the boards that are due with `FOR UPDATE SKIP LOCKED`: no leader is elected, two

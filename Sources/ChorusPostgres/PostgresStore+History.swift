@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 extension PostgresStore {
     /// A history line's columns, written and read in this order.
@@ -84,21 +85,6 @@ extension PostgresStore {
                 """, [key, max(0, limit)]).map(Self.entry)
             try link.execute("DELETE FROM held_lines WHERE account = ?", [key])
             return (latest.reversed(), held)
-        }
-    }
-
-    public func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)] {
-        guard !conversations.isEmpty else { return [] }
-        let (lo, hi) = from <= to ? (from, to) : (to, from)
-        return try db.read { link in
-            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ",")
-            // The target of each conversation's latest line, as SQLite's bare column gives it.
-            return try link.query("""
-                SELECT conversation, MAX(time) AS latest, (array_agg(target ORDER BY time DESC, id DESC))[1] FROM history
-                WHERE conversation IN (\(marks)) AND time > ? AND time < ?
-                GROUP BY conversation ORDER BY latest ASC LIMIT ?
-                """, conversations.map { $0 as any PostgresBindable } + [Millis.from(lo), Millis.from(hi), limit])
-                .map { (conversation: try $0.string(0), latest: try $0.date(1), target: try $0.string(2)) }
         }
     }
 

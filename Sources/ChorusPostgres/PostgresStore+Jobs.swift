@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 extension PostgresStore: JobStore {
     public func role(of account: String, in room: String) throws -> Role? {

@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 /// Who is connected to which process. Every change takes the log's lock and a position from the
 /// history's sequence (`takeLog`), so other processes read it in order with the lines around it.

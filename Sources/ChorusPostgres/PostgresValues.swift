@@ -1,6 +1,7 @@
 import ChorusStore
 import Foundation
 import PostgresNIO
+import ChorusSQL
 
 /// A value a statement takes for a `?`.
 protocol PostgresBindable {

@@ -1,6 +1,7 @@
 import ChorusCore
 import Foundation
 import GRDB
+import ChorusSQL
 
 extension SQLiteStore: ChoreStore {
     public func members(of room: String) throws -> [String] {

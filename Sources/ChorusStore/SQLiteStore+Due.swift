@@ -1,6 +1,7 @@
 import ChorusCore
 import Foundation
 import GRDB
+import ChorusSQL
 
 /// When each board's work comes due (`DueBoard`). One process has the file: a board is taken by
 /// the transaction that asks, and nobody else could be holding it.

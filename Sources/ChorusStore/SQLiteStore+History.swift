@@ -1,6 +1,7 @@
 import ChorusCore
 import Foundation
 import GRDB
+import ChorusSQL
 
 extension SQLiteStore {
     /// A history line's columns, written and read in this order. `entry(_:)` reads them by position:
@@ -70,21 +71,6 @@ extension SQLiteStore {
             let latest = try Array(Row.fetchCursor(statement, arguments: [key, max(0, limit)]).map(Self.entry))
             try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [key])
             return (latest.reversed(), held)
-        }
-    }
-
-    public func historyTargets(among conversations: [String], from: Date, to: Date, limit: Int) throws -> [(conversation: String, latest: Date, target: String)] {
-        guard !conversations.isEmpty else { return [] }
-        let (lo, hi) = from <= to ? (from, to) : (to, from)
-        return try db.read { db in
-            let marks = Array(repeating: "?", count: conversations.count).joined(separator: ",")
-            // Not cached: the number of marks varies with the asker's conversations.
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT conversation, MAX(time) AS latest, target FROM history
-                WHERE conversation IN (\(marks)) AND time > ? AND time < ?
-                GROUP BY conversation ORDER BY latest ASC LIMIT ?
-                """, arguments: StatementArguments(conversations + [Millis.from(lo), Millis.from(hi), limit] as [any DatabaseValueConvertible]))
-            return rows.map { (conversation: $0["conversation"], latest: Millis.date($0["latest"]), target: $0["target"]) }
         }
     }
 

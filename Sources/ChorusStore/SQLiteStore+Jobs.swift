@@ -1,6 +1,7 @@
 import ChorusCore
 import Foundation
 import GRDB
+import ChorusSQL
 
 extension SQLiteStore: JobStore {
     public func role(of account: String, in room: String) throws -> Role? {

@@ -1,6 +1,7 @@
 import ChorusCore
 import Foundation
 import GRDB
+import ChorusSQL
 
 /// What each account has seen: when its last connection ended (what a login catches up on), and
 /// the IRCv3 read markers its clients keep in step (`MARKREAD`).

@@ -1,6 +1,7 @@
 import ChorusCore
 import Foundation
 import GRDB
+import ChorusSQL
 
 extension SQLiteStore {
     public func insertToken(_ token: AccountToken) throws -> AccountToken {

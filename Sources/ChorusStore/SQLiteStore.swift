@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 #if canImport(Glibc)
 import Glibc
+import ChorusSQL
 #endif
 
 /// The SQLite store: one file in WAL mode, one writer, concurrent readers (GRDB's `DatabasePool`).

@@ -1,5 +1,6 @@
 import ChorusCore
 import GRDB
+import ChorusSQL
 
 /// Statements both stores run as they stand (`?` for each value).
 public enum StoredStatements {

@@ -372,4 +372,37 @@ final class HistoryTests: XCTestCase {
         b.send("CHATHISTORY LATEST #log nonsense 10")
         try b.expect(command: "FAIL", "CHATHISTORY", "INVALID_PARAMS")
     }
+
+    /// TARGETS lists a private conversation whoever is connected, and matches each conversation on
+    /// its latest line (irctest's testChathistoryTargetsExcludesUpdatedTargets).
+    func testTargetsListPrivateConversationsWithThoseOfflineAndMatchTheLatestLine() throws {
+        let server = try TestServer()
+        for name in ["ann", "ben", "cal"] { try server.addAccount(name, "\(name)-password") }
+        let caps = ["draft/chathistory", "batch", "server-time", "message-tags"]
+        let ann = try server.connect(as: "ann", caps: caps)
+        let ben = try server.connect(as: "ben", caps: caps)
+        let cal = try server.connect(as: "cal", caps: caps)
+        ben.send("PRIVMSG ann :first from ben")
+        try ann.expect(command: "PRIVMSG", "ann", "first from ben")
+        cal.send("PRIVMSG ann :from cal")
+        let calsLine = try ann.expect(command: "PRIVMSG", "ann", "from cal")
+        Thread.sleep(forTimeInterval: 0.01)
+        ben.send("PRIVMSG ann :later from ben")
+        try ann.expect(command: "PRIVMSG", "ann", "later from ben")
+        ben.send("QUIT :off")
+        cal.send("QUIT :off")
+        _ = ann.drain(for: 0.2)
+
+        func targets(_ from: String, _ to: String) throws -> [String] {
+            ann.send("CHATHISTORY TARGETS timestamp=\(from) timestamp=\(to) 10")
+            return try ann.collect(until: { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true })
+                .filter { $0.command == "CHATHISTORY" }.map { $0.params[1] }
+        }
+        XCTAssertEqual(try targets("2000-01-01T00:00:00.000Z", "2100-01-01T00:00:00.000Z"), ["cal", "ben"],
+                       "both, though neither is connected; cal's latest line is the older")
+        // Up to cal's line: ben's first line is in the window, but his latest is after it.
+        let calsTime = try XCTUnwrap(calsLine.tag("time"))
+        let justAfterCal = Timestamp.format(try XCTUnwrap(Timestamp.parse(calsTime)).addingTimeInterval(0.001))
+        XCTAssertEqual(try targets("2000-01-01T00:00:00.000Z", justAfterCal), ["cal"])
+    }
 }

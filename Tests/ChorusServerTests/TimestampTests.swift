@@ -3,6 +3,7 @@
 import ChorusCore
 import Foundation
 import XCTest
+import ChorusSQL
 
 /// `server-time` stamps are written by hand (no DateFormatter): the calendar arithmetic and the
 /// zero padding are checked here against dates whose stamps are known.

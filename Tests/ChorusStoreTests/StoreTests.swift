@@ -217,6 +217,10 @@ final class StoreTests: XCTestCase {
         let targets = try store.historyTargets(among: ["#c", "#other", "#none"], from: base.addingTimeInterval(-1),
                                                to: base.addingTimeInterval(100), limit: 10)
         XCTAssertEqual(targets.map(\.conversation), ["#other", "#c"], "oldest latest line first: #other's one line came first")
+        XCTAssertEqual(targets.last?.latest, base.addingTimeInterval(9))
+        // Matched on the latest line only: #c has lines in [0, 5] but its latest (9) is after it.
+        let early = try store.historyTargets(among: ["#c", "#other"], from: base.addingTimeInterval(-1), to: base.addingTimeInterval(5), limit: 10)
+        XCTAssertEqual(early.map(\.conversation), ["#other"])
         XCTAssertEqual(HistoryEntry.conversation(between: "Bob", and: "alice"), HistoryEntry.conversation(between: "alice", and: "bob"))
     }
 

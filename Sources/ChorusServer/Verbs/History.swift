@@ -23,9 +23,11 @@ extension IRCServer {
                   case .time(let from) = a, case .time(let to) = b else {
                 return invalid("Expected TARGETS timestamp=<time> timestamp=<time> <limit>")
             }
+            // The client's rooms, and its account's conversation with every account, connected or
+            // not: a private conversation is listed whoever is online.
             var conversations = client.rooms.map(\.key)
             if let account = client.account {
-                conversations += registry.nicks.values.compactMap(\.account).map { HistoryEntry.conversation(between: account.name, and: $0.name) }
+                conversations += accountKeys.map { HistoryEntry.conversation(between: account.name, and: $0) }
             }
             let me = client.account?.key
             let among = Array(Set(conversations))

@@ -1,0 +1,104 @@
+import ChorusCore
+import Foundation
+
+// The store's queries are written once, here and beside this file, over the small interface below;
+// each database's driver (GRDB's SQLite in ChorusStore, postgres-nio in ChorusPostgres) supplies a
+// connection and says how its SQL differs (`SQLDialect`). Statements use `?` placeholders, each bound
+// in order; rows are read by column name.
+
+/// A value bound to a statement's `?`.
+public enum SQLValue: Sendable, Equatable {
+    case null
+    case integer(Int64)
+    case text(String)
+    case bool(Bool)
+}
+
+/// What may be bound: the few kinds the store writes.
+public protocol SQLBindable {
+    var sqlValue: SQLValue { get }
+}
+
+extension Int64: SQLBindable { public var sqlValue: SQLValue { .integer(self) } }
+extension Int: SQLBindable { public var sqlValue: SQLValue { .integer(Int64(self)) } }
+extension String: SQLBindable { public var sqlValue: SQLValue { .text(self) } }
+extension Bool: SQLBindable { public var sqlValue: SQLValue { .bool(self) } }
+extension Optional: SQLBindable where Wrapped: SQLBindable {
+    public var sqlValue: SQLValue { self?.sqlValue ?? .null }
+}
+
+/// A row of a result, read by column name.
+public protocol SQLRow {
+    func int64(_ column: String) throws -> Int64?
+    func string(_ column: String) throws -> String?
+    func bool(_ column: String) throws -> Bool?
+}
+
+public struct SQLReadError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+extension SQLRow {
+    public func int64(_ column: String) throws -> Int64 {
+        guard let value: Int64 = try int64(column) else { throw SQLReadError(description: "column \(column) is NULL") }
+        return value
+    }
+
+    public func int(_ column: String) throws -> Int { Int(try int64(column) as Int64) }
+
+    public func string(_ column: String) throws -> String {
+        guard let value: String = try string(column) else { throw SQLReadError(description: "column \(column) is NULL") }
+        return value
+    }
+
+    public func bool(_ column: String) throws -> Bool {
+        guard let value: Bool = try bool(column) else { throw SQLReadError(description: "column \(column) is NULL") }
+        return value
+    }
+
+    /// A time stored as milliseconds (`Millis`).
+    public func date(_ column: String) throws -> Date { Millis.date(try int64(column)) }
+    public func date(_ column: String) throws -> Date? { (try int64(column) as Int64?).map(Millis.date) }
+}
+
+/// Where the two databases spell a thing differently.
+public struct SQLDialect: Sendable {
+    /// The smaller and the larger of two values: SQLite's `min`/`max`, PostgreSQL's `LEAST`/`GREATEST`.
+    public var least: String
+    public var greatest: String
+    /// The column a versioned read adds last (PostgreSQL's `xmin`, for a write to check that no
+    /// other process changed the row since; `RowVersions`), or nothing.
+    public var rowVersion: (_ table: String) -> String
+
+    public init(least: String, greatest: String, rowVersion: @escaping @Sendable (String) -> String) {
+        self.least = least
+        self.greatest = greatest
+        self.rowVersion = rowVersion
+    }
+
+    public static let sqlite = SQLDialect(least: "min", greatest: "max", rowVersion: { _ in "" })
+    public static let postgres = SQLDialect(least: "LEAST", greatest: "GREATEST", rowVersion: { ", \($0).xmin::text" })
+}
+
+/// One connection, in the transaction the store is in.
+public protocol SQLConnection {
+    var dialect: SQLDialect { get }
+    /// The rows a statement returns (`INSERT … RETURNING id` included).
+    func rows(_ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow]
+    /// How many rows a statement changed.
+    @discardableResult
+    func run(_ sql: String, _ binds: [any SQLBindable]) throws -> Int
+    /// A read of rows to be changed in this transaction: where the database keeps row versions
+    /// (PostgreSQL), the id (first column) and version (last, `dialect.rowVersion`) of each are kept.
+    func rowsToChange(_ table: String, _ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow]
+    /// `UPDATE table SET assignments WHERE id = ?`, refused with `StoreError.conflict` where another
+    /// process changed the row since this transaction read it, `StoreError.notFound` if it is gone.
+    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String) throws
+}
+
+/// A store whose queries run on `SQLConnection`s: reads and writes on the transaction's connection
+/// when one is open, else each on a connection of its own.
+public protocol SQLDatabase: Sendable {
+    func reading<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    func writing<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+}
