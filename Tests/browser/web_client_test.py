@@ -190,6 +190,14 @@ def main():
         check("nothing is shown twice after catching up",
               driver.find_element(By.ID, "log").text.count("hello from irssi") == 1)
 
+        # A private line, then the page is reloaded: the conversation is listed again, with it.
+        irc.send("PRIVMSG pat :a word in private")
+        wait.until(lambda d: "sam" in d.find_element(By.ID, "people").get_attribute("textContent"))
+        irc.send("QUIT :gone")
+        driver.refresh()
+        listed = wait.until(lambda d: "sam" in d.find_element(By.ID, "people").get_attribute("textContent"))
+        check("after a reload the private conversations are listed again, whoever is online", listed)
+
         width = driver.execute_script("return document.documentElement.scrollWidth")
         check("nothing is wider than a 375 px screen", width <= 375, width)
         driver.save_screenshot(SCREENSHOT)

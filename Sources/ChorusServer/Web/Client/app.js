@@ -179,8 +179,10 @@ const handlers = {
     if (state.wantsToken) requestToken();
     state.helpPending = 2;
     sendToBot('!help');
-    // Rooms the account is in are joined by the server; a private conversation catches up here.
+    // Rooms the account is in are joined by the server; a private conversation catches up here,
+    // and those this page does not know yet (after a reload, or from another device) are listed.
     for (const c of state.conversations.values()) if (!isRoom(c.name) && c.newest) loadHistory(c, 'after');
+    send(`CHATHISTORY TARGETS timestamp=${new Date(Date.now() + 60000).toISOString()} timestamp=1970-01-01T00:00:00.000Z 100`);
   },
   433: (m) => {
     if (!state.registered) send(`NICK ${state.credentials.account}_${Math.floor(Math.random() * 1000)}`);
@@ -313,6 +315,7 @@ function loadHistory(c, how) {
 }
 
 function batchEnded(batch) {
+  if (batch.kind === 'draft/chathistory-targets') return privateConversationsListed(batch.lines);
   if (batch.kind !== 'chathistory' || !batch.target) return;
   const c = conversation(batch.target);
   const how = c.pending;
@@ -331,6 +334,17 @@ function batchEnded(batch) {
   if (c === state.current) markRead(c);
   renderConversations();
   if (c === state.current) renderLog(how !== 'before');
+}
+
+/// `CHATHISTORY TARGETS <nick> <time>` lines: the private conversations this page does not show
+/// yet get their latest lines (rooms come with their JOIN).
+function privateConversationsListed(lines) {
+  for (const m of lines) {
+    const name = m.params[1];
+    if (m.command !== 'CHATHISTORY' || !name || isRoom(name) || state.conversations.has(fold(name))) continue;
+    loadHistory(conversation(name), 'latest');
+  }
+  renderConversations();
 }
 
 // ---- Chorus: token, commands, cards ---------------------------------------------------------
