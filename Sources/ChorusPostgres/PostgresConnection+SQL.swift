@@ -42,6 +42,7 @@ struct PostgresSQLRow: SQLRow {
     func int64(_ column: String) throws -> Int64? { try row[column].decode(Int64?.self) }
     func string(_ column: String) throws -> String? { try row[column].decode(String?.self) }
     func bool(_ column: String) throws -> Bool? { try row[column].decode(Bool?.self) }
+    func double(_ column: String) throws -> Double? { try row[column].decode(Double?.self) }
 }
 
 extension PostgresStore: SQLDatabase {
@@ -56,3 +57,6 @@ extension PostgresStore: SQLDatabase {
 
 extension PostgresStore: SQLTimeStore {}
 extension PostgresStore: SQLHistoryStore {}
+extension PostgresStore: SQLMarketStore {}
+extension PostgresStore: SQLDueStore {}
+extension PostgresStore: SQLAccountStore {}

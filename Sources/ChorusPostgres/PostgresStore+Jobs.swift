@@ -126,13 +126,13 @@ extension PostgresStore: JobStore {
         let condition = StoredFilters.jobs(filter, like: "ILIKE")
         return try db.read { link in
             try link.queryVersioned("jobs", "SELECT \(Self.jobColumns) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?",
-                           condition.binds + [filter.limit, filter.offset]).map(Self.job)
+                           condition.postgresBinds + [filter.limit, filter.offset]).map(Self.job)
         }
     }
 
     public func countJobs(_ filter: JobFilter) throws -> Int {
         let condition = StoredFilters.jobs(filter, like: "ILIKE")
-        return try db.read { link in try link.query("SELECT count(*) FROM jobs WHERE \(condition.text)", condition.binds).first?.int(0) ?? 0 }
+        return try db.read { link in try link.query("SELECT count(*) FROM jobs WHERE \(condition.text)", condition.postgresBinds).first?.int(0) ?? 0 }
     }
 
     private static func jobValues(_ job: Job) -> [any PostgresBindable] {

@@ -20,7 +20,7 @@ extension Optional: PostgresBindable where Wrapped: PostgresBindable {
 
 extension SQLCondition {
     /// The values as PostgreSQL binds them.
-    var binds: [any PostgresBindable] {
+    var postgresBinds: [any PostgresBindable] {
         values.map { value -> any PostgresBindable in
             switch value {
             case .text(let text): text

@@ -32,6 +32,7 @@ public protocol SQLRow {
     func int64(_ column: String) throws -> Int64?
     func string(_ column: String) throws -> String?
     func bool(_ column: String) throws -> Bool?
+    func double(_ column: String) throws -> Double?
 }
 
 public struct SQLReadError: Error, CustomStringConvertible {
@@ -69,15 +70,23 @@ public struct SQLDialect: Sendable {
     /// The column a versioned read adds last (PostgreSQL's `xmin`, for a write to check that no
     /// other process changed the row since; `RowVersions`), or nothing.
     public var rowVersion: (_ table: String) -> String
+    /// What ends a SELECT of rows this transaction holds until it ends (`FOR UPDATE`), and of rows
+    /// it takes unless another transaction holds them (`FOR UPDATE SKIP LOCKED`): nothing in
+    /// SQLite, whose one writer holds the whole file.
+    public var forUpdate: String
+    public var skipLocked: String
 
-    public init(least: String, greatest: String, rowVersion: @escaping @Sendable (String) -> String) {
+    public init(least: String, greatest: String, rowVersion: @escaping @Sendable (String) -> String, forUpdate: String, skipLocked: String) {
         self.least = least
         self.greatest = greatest
         self.rowVersion = rowVersion
+        self.forUpdate = forUpdate
+        self.skipLocked = skipLocked
     }
 
-    public static let sqlite = SQLDialect(least: "min", greatest: "max", rowVersion: { _ in "" })
-    public static let postgres = SQLDialect(least: "LEAST", greatest: "GREATEST", rowVersion: { ", \($0).xmin::text" })
+    public static let sqlite = SQLDialect(least: "min", greatest: "max", rowVersion: { _ in "" }, forUpdate: "", skipLocked: "")
+    public static let postgres = SQLDialect(least: "LEAST", greatest: "GREATEST", rowVersion: { ", \($0).xmin::text" },
+                                            forUpdate: " FOR UPDATE", skipLocked: " FOR UPDATE SKIP LOCKED")
 }
 
 /// One connection, in the transaction the store is in.
@@ -85,6 +94,9 @@ public protocol SQLConnection {
     var dialect: SQLDialect { get }
     /// The rows a statement returns (`INSERT … RETURNING id` included).
     func rows(_ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow]
+    /// Each row a statement returns, read where it stands (a cursor, where the driver has one):
+    /// for results of a thousand rows, such as the contractors a posting reaches.
+    func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws
     /// How many rows a statement changed.
     @discardableResult
     func run(_ sql: String, _ binds: [any SQLBindable]) throws -> Int
@@ -94,6 +106,12 @@ public protocol SQLConnection {
     /// `UPDATE table SET assignments WHERE id = ?`, refused with `StoreError.conflict` where another
     /// process changed the row since this transaction read it, `StoreError.notFound` if it is gone.
     func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String) throws
+}
+
+extension SQLConnection {
+    public func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws {
+        for row in try rows(sql, binds) { try body(row) }
+    }
 }
 
 /// A store whose queries run on `SQLConnection`s: reads and writes on the transaction's connection

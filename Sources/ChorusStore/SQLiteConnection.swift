@@ -12,6 +12,11 @@ struct SQLiteConnection: SQLConnection {
         try Row.fetchAll(cached: db, sql: sql, arguments: Self.arguments(binds)).map(SQLiteRow.init)
     }
 
+    func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws {
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: Self.arguments(binds))
+        while let row = try rows.next() { try body(SQLiteRow(row: row)) }
+    }
+
     @discardableResult
     func run(_ sql: String, _ binds: [any SQLBindable]) throws -> Int {
         try db.run(sql: sql, arguments: Self.arguments(binds))
@@ -46,6 +51,7 @@ struct SQLiteRow: SQLRow {
     func int64(_ column: String) throws -> Int64? { row[column] }
     func string(_ column: String) throws -> String? { row[column] }
     func bool(_ column: String) throws -> Bool? { row[column] }
+    func double(_ column: String) throws -> Double? { row[column] }
 }
 
 extension SQLiteStore: SQLDatabase {
@@ -60,3 +66,18 @@ extension SQLiteStore: SQLDatabase {
 
 extension SQLiteStore: SQLTimeStore {}
 extension SQLiteStore: SQLHistoryStore {}
+extension SQLiteStore: SQLMarketStore {}
+extension SQLiteStore: SQLDueStore {}
+extension SQLiteStore: SQLAccountStore {}
+
+extension SQLCondition {
+    /// The values as GRDB binds them.
+    var arguments: StatementArguments {
+        StatementArguments(values.map { value -> any DatabaseValueConvertible in
+            switch value {
+            case .text(let text): text
+            case .integer(let number): number
+            }
+        })
+    }
+}

@@ -1,6 +1,4 @@
 import ChorusCore
-import GRDB
-import ChorusSQL
 
 /// Statements both stores run as they stand (`?` for each value).
 public enum StoredStatements {
@@ -104,14 +102,14 @@ public enum StoredFilters {
 }
 
 extension SQLCondition {
-    /// The values as GRDB binds them.
-    var arguments: StatementArguments {
-        StatementArguments(values.map { value -> any DatabaseValueConvertible in
+    /// The values as the shared queries bind them.
+    public var binds: [any SQLBindable] {
+        values.map { value -> any SQLBindable in
             switch value {
             case .text(let text): text
             case .integer(let number): number
             }
-        })
+        }
     }
 }
 

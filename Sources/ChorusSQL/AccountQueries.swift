@@ -1,0 +1,86 @@
+import ChorusCore
+import Foundation
+
+/// An account's tokens, and what it has seen: written once for both databases.
+public protocol SQLAccountStore: Store, SQLDatabase {}
+
+extension SQLAccountStore {
+    // MARK: Tokens
+
+    public func insertToken(_ token: AccountToken) throws -> AccountToken {
+        try writing { c in
+            let rows = try c.rows("INSERT INTO account_tokens (account, label, digest, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+                                  [token.account, token.label, token.digest, Millis.from(token.createdAt)])
+            var saved = token
+            saved.id = try rows[0].int64("id")
+            return saved
+        }
+    }
+
+    public func tokens(of account: String) throws -> [AccountToken] {
+        try reading { c in try c.rows("\(Self.selectTokens) WHERE account = ? ORDER BY id", [Account.key(account)]).map(Self.token) }
+    }
+
+    public func token(withDigest digest: String) throws -> AccountToken? {
+        try reading { c in try c.rows("\(Self.selectTokens) WHERE digest = ?", [digest]).first.map(Self.token) }
+    }
+
+    public func deleteToken(_ id: Int64, of account: String) throws -> Bool {
+        try writing { c in try c.run("DELETE FROM account_tokens WHERE id = ? AND account = ?", [id, Account.key(account)]) > 0 }
+    }
+
+    public func noteTokenUse(_ id: Int64, at time: Date) throws {
+        try writing { c in try c.run("UPDATE account_tokens SET last_used_at = ? WHERE id = ?", [Millis.from(time), id]) }
+    }
+
+    private static var selectTokens: String { "SELECT id, account, label, digest, created_at, last_used_at FROM account_tokens" }
+
+    private static func token(_ row: any SQLRow) throws -> AccountToken {
+        AccountToken(id: try row.int64("id"), account: try row.string("account"), label: try row.string("label"),
+                     digest: try row.string("digest"), createdAt: try row.date("created_at"), lastUsedAt: try row.date("last_used_at"))
+    }
+
+    // MARK: What each account has seen
+
+    /// When the account's last connection ended: what a login catches up on.
+    public func lastSeen(of account: String) throws -> Date? {
+        try reading { c in
+            try c.rows("SELECT last_seen FROM account_presence WHERE account_key = ?", [account]).first.flatMap { try $0.date("last_seen") }
+        }
+    }
+
+    public func setLastSeen(of account: String, at time: Date) throws {
+        try writing { c in
+            try c.run("""
+                INSERT INTO account_presence (account_key, last_seen) VALUES (?, ?)
+                ON CONFLICT (account_key) DO UPDATE SET last_seen = excluded.last_seen
+                """, [account, Millis.from(time)])
+        }
+    }
+
+    /// The IRCv3 read markers its clients keep in step (`MARKREAD`).
+    public func readMarker(of account: String, in target: String) throws -> Date? {
+        try reading { c in
+            try c.rows("SELECT at FROM read_markers WHERE account_key = ? AND target = ?", [account, target]).first.flatMap { try $0.date("at") }
+        }
+    }
+
+    public func allReadMarkers() throws -> [(account: String, target: String, at: Date)] {
+        try reading { c in
+            try c.rows("SELECT account_key, target, at FROM read_markers", []).map {
+                (try $0.string("account_key"), try $0.string("target"), try $0.date("at"))
+            }
+        }
+    }
+
+    /// A marker only moves forward: the later of the stored one and `time`, which is returned.
+    public func markRead(of account: String, in target: String, at time: Date) throws -> Date {
+        try writing { c in
+            try c.rows("""
+                INSERT INTO read_markers (account_key, target, at) VALUES (?, ?, ?)
+                ON CONFLICT (account_key, target) DO UPDATE SET at = \(c.dialect.greatest)(read_markers.at, excluded.at)
+                RETURNING at
+                """, [account, target, Millis.from(time)]).first.flatMap { try $0.date("at") } ?? time
+        }
+    }
+}
