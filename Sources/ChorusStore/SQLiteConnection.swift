@@ -9,12 +9,16 @@ struct SQLiteConnection: SQLConnection {
     var dialect: SQLDialect { .sqlite }
 
     func rows(_ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow] {
-        try Row.fetchAll(cached: db, sql: sql, arguments: Self.arguments(binds)).map(SQLiteRow.init)
+        let statement = try db.cachedStatement(sql: sql)
+        let columns = SQLiteRow.columns(of: statement)
+        return try Row.fetchAll(statement, arguments: Self.arguments(binds)).map { SQLiteRow(row: $0, columns: columns) }
     }
 
     func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: Self.arguments(binds))
-        while let row = try rows.next() { try body(SQLiteRow(row: row)) }
+        let statement = try db.cachedStatement(sql: sql)
+        let columns = SQLiteRow.columns(of: statement)
+        let rows = try Row.fetchCursor(statement, arguments: Self.arguments(binds))
+        while let row = try rows.next() { try body(SQLiteRow(row: row, columns: columns)) }
     }
 
     @discardableResult
@@ -44,14 +48,22 @@ struct SQLiteConnection: SQLConnection {
     }
 }
 
-/// A GRDB row, read by column name.
+/// A GRDB row, read by column name. The name is found among the statement's few column names,
+/// read once per statement and compared as they are: GRDB's own lookup lowercases the name and
+/// hashes it each time, six times a row for the thousand contractors a posting reads.
 struct SQLiteRow: SQLRow {
     let row: Row
+    let columns: [String]
 
-    func int64(_ column: String) throws -> Int64? { row[column] }
-    func string(_ column: String) throws -> String? { row[column] }
-    func bool(_ column: String) throws -> Bool? { row[column] }
-    func double(_ column: String) throws -> Double? { row[column] }
+    static func columns(of statement: Statement) -> [String] { statement.columnNames }
+
+    private func at(_ column: String) -> Int? { columns.firstIndex(of: column) }
+
+    // A NULL reads as nil: each value is decoded as an optional.
+    func int64(_ column: String) throws -> Int64? { if let i = at(column) { row[i] as Int64? } else { row[column] as Int64? } }
+    func string(_ column: String) throws -> String? { if let i = at(column) { row[i] as String? } else { row[column] as String? } }
+    func bool(_ column: String) throws -> Bool? { if let i = at(column) { row[i] as Bool? } else { row[column] as Bool? } }
+    func double(_ column: String) throws -> Double? { if let i = at(column) { row[i] as Double? } else { row[column] as Double? } }
 }
 
 extension SQLiteStore: SQLDatabase {
