@@ -127,6 +127,29 @@ final class WebTests: XCTestCase {
                 }
             }),
             ("not UTF-8", .dataInconsistentWithMessage, { c in c.sendRaw([0x4E, 0x49, 0x43, 0x4B, 0x20, 0xFF, 0xFE]) }),
+            ("RSV1 without an extension", .protocolError, { c in
+                var frame = WebSocketFrame(fin: true, opcode: .text, data: ByteBuffer(string: "NICK x"))
+                frame.rsv1 = true
+                c.sendFrame(frame)
+            }),
+            ("close code 999", .protocolError, { c in
+                var code = ByteBuffer()
+                code.writeInteger(UInt16(999))
+                c.sendFrame(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
+            }),
+            ("close code 1005, for no code at all", .protocolError, { c in
+                var code = ByteBuffer()
+                code.writeInteger(UInt16(1005))
+                c.sendFrame(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
+            }),
+            ("a one-byte close body", .protocolError, { c in
+                c.sendFrame(WebSocketFrame(fin: true, opcode: .connectionClose, data: ByteBuffer(bytes: [0x03])))
+            }),
+            ("an application's close code", WebSocketErrorCode(codeNumber: 4000), { c in
+                var code = ByteBuffer()
+                code.writeInteger(UInt16(4000))
+                c.sendFrame(WebSocketFrame(fin: true, opcode: .connectionClose, data: code))
+            }),
             ("two lines", .policyViolation, { c in c.send("NICK a\r\nNICK b") }),
             ("bare CR", .policyViolation, { c in c.send("NICK a\rNICK b") }),
         ]

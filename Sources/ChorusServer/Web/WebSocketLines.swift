@@ -89,15 +89,22 @@ final class WebSocketLines: ChannelDuplexHandler {
         let frame = unwrapInboundIn(data)
         // RFC 6455 5.1: a server closes the connection on a frame a client did not mask.
         guard frame.maskKey != nil else { return fail(.protocolError, "client frames must be masked", context: context) }
+        // 5.2: the reserved bits stay clear unless an extension says otherwise, and none was agreed.
+        guard !frame.rsv1 && !frame.rsv2 && !frame.rsv3 else {
+            return fail(.protocolError, "reserved bits set, and no extension was agreed", context: context)
+        }
         switch frame.opcode {
         case .ping:
             send(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData), context: context, flush: true)
         case .pong:
             break
         case .connectionClose:
-            // The closing handshake: answer with the code they gave, then close.
+            // The closing handshake: answer with the code they gave, then close; a code a client
+            // may not send (7.4: 999, 1005, 1006, 1015 …) or a one-byte body is a protocol error.
             var data = frame.unmaskedData
-            fail(data.readWebSocketErrorCode() ?? .normalClosure, context: context)
+            guard data.readableBytes != 1 else { return fail(.protocolError, context: context) }
+            guard let code = data.readWebSocketErrorCode() else { return fail(.normalClosure, context: context) }
+            fail(Self.mayBeSent(code) ? code : .protocolError, context: context)
         case .text, .binary:
             guard message == nil else { return fail(.protocolError, "a new message began before the last one ended", context: context) }
             messageOpcode = frame.opcode
@@ -108,6 +115,12 @@ final class WebSocketLines: ChannelDuplexHandler {
         default:
             fail(.protocolError, "unknown opcode", context: context)
         }
+    }
+
+    /// Whether an endpoint may send `code` in a close frame (RFC 6455 7.4, and IANA's registry).
+    static func mayBeSent(_ code: WebSocketErrorCode) -> Bool {
+        let n = UInt16(webSocketErrorCode: code)
+        return (1000...1003).contains(n) || (1007...1014).contains(n) || (3000...4999).contains(n)
     }
 
     private func append(_ frame: WebSocketFrame, context: ChannelHandlerContext) {
