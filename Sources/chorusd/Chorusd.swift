@@ -16,6 +16,16 @@ struct Chorusd: ParsableCommand {
         defaultSubcommand: Serve.self)
 }
 
+extension DataOptions {
+    /// Commands that read a data folder never make one: a mistyped `--data` is an error naming the
+    /// path, not an empty database that looks like a server with nothing in it.
+    func requireDatabase(_ settings: ServerConfig) throws {
+        guard settings.store == nil, !FileManager.default.fileExists(atPath: settings.databasePath) else { return }
+        throw ValidationError("There is no Chorus database at \(settings.databasePath): give --data with the server's data "
+            + "folder (or --config with its config file). `chorusd account add` makes one in a new folder.")
+    }
+}
+
 /// Options every subcommand that opens the database shares.
 struct DataOptions: ParsableArguments {
     @Option(name: .long, help: "A config file of key = value lines (see deploy/chorus.conf).")
@@ -181,6 +191,7 @@ struct Check: ParsableCommand {
         let settings = try options.load()
         var failed = false
         do {
+            try options.requireDatabase(settings)
             let store = try options.openStore(settings)
             try store.probe()
             store.close()
@@ -220,6 +231,7 @@ struct Backup: ParsableCommand {
             throw ConfigError("The team's data is in PostgreSQL: back it up with PostgreSQL's own tools "
                 + "(pg_dump, or a base backup with streaming replication), as README's \"PostgreSQL\" says.")
         }
+        try options.requireDatabase(settings)
         let store = try DataFolder(path: settings.dataDirectory).openStore()
         defer { store.close() }
         try store.backup(to: file)
@@ -255,11 +267,8 @@ struct AccountCommand: ParsableCommand {
     /// there is none: a mistyped `--data` must not quietly look like a server with no accounts.
     static func accounts(_ options: DataOptions, mayCreate: Bool = false) throws -> Accounts {
         let settings = try options.load()
+        if !mayCreate { try options.requireDatabase(settings) }
         if settings.store == nil, !FileManager.default.fileExists(atPath: settings.databasePath) {
-            guard mayCreate else {
-                throw ValidationError("There is no Chorus database at \(settings.databasePath): give --data with the server's data "
-                    + "folder (or --config with its config file). `chorusd account add` makes one in a new folder.")
-            }
             FileHandle.standardError.write("making a new data folder at \(settings.dataDirectory)\n".data(using: .utf8)!)
         }
         return Accounts(store: try options.openStore(settings), hasher: PasswordHasher(logRounds: settings.passwordCost),
@@ -274,9 +283,17 @@ struct AccountCommand: ParsableCommand {
         @Option(help: "Password (read from standard input when left out).") var password: String?
 
         func run() throws {
-            let account = try AccountCommand.accounts(options, mayCreate: true).register(
-                name: name, password: try AccountCommand.readPassword(password), email: email)
-            print("created account \(account.name)")
+            let settings = try options.load()
+            let folderWasThere = FileManager.default.fileExists(atPath: settings.dataDirectory)
+            do {
+                let account = try AccountCommand.accounts(options, mayCreate: true).register(
+                    name: name, password: try AccountCommand.readPassword(password), email: email)
+                print("created account \(account.name)")
+            } catch {
+                // A refused first account leaves no folder behind it.
+                if !folderWasThere, settings.store == nil { try? FileManager.default.removeItem(atPath: settings.dataDirectory) }
+                throw error
+            }
         }
     }
 

@@ -68,6 +68,20 @@ final class ChorusdCommandTests: XCTestCase {
         XCTAssertNotEqual(listed.status, 0)
         XCTAssertTrue(listed.output.contains("There is no Chorus database at \(typo)/chorus.sqlite"), listed.output)
         XCTAssertFalse(FileManager.default.fileExists(atPath: typo))
+        // Nor do check and backup make one: README's nightly backup must not copy an empty file.
+        let checked = try chorusd(["check", "--data", typo])
+        XCTAssertNotEqual(checked.status, 0)
+        XCTAssertTrue(checked.output.contains("There is no Chorus database at \(typo)/chorus.sqlite"), checked.output)
+        let copy = folder.appendingPathComponent("copy.sqlite").path
+        let backedUp = try chorusd(["backup", copy, "--data", typo])
+        XCTAssertNotEqual(backedUp.status, 0)
+        XCTAssertTrue(backedUp.output.contains("There is no Chorus database at \(typo)/chorus.sqlite"), backedUp.output)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: typo))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: copy))
+        // A first account refused (its password too short) leaves no new folder behind.
+        let refused = try chorusd(["account", "add", "bob", "--password", "short", "--data", typo])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: typo), refused.output)
     }
 
     func testThePostgreSQLStoreIsNamedByURLAndBackedUpByItsOwnTools() throws {
