@@ -1,11 +1,17 @@
 import ChorusCore
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 
 /// What stands between guessing connections and the password hashes: failed logins are counted per
-/// account and per address (Ergo's rule: 3 a minute per account), and a throttled attempt is
-/// answered at once, without hashing; the hashes that do run are taken from the addresses in turn,
-/// those without recent failures first, so guessers cannot fill the pool while a real user waits. Tokens skip the queue: they are a
+/// account from each network (3 a minute, as Ergo counts per account) and per address, and a
+/// throttled attempt is answered at once, without hashing. The guessers' networks are held back,
+/// not the account: its owner logs in from another network however many guess at it (a network
+/// is an IPv4 /24 or an IPv6 /64, so one guesser's neighbouring addresses count as one). The hashes
+/// that do run are taken from the addresses in turn, those without recent failures first, so
+/// guessers cannot fill the pool while a real user waits. Tokens skip the queue: they are a
 /// SHA-256, not a scrypt. It lives on the server's loop.
 final class LoginGate {
     struct Limits {
@@ -32,7 +38,7 @@ final class LoginGate {
 
     /// Seconds until `account` may be tried from `address` again, or nil when it may be now.
     func retryAfter(account: String, address: String, now: Date) -> Int? {
-        let keys = [("account " + Account.key(account), limits.failuresPerAccount), ("address " + address, limits.failuresPerAddress)]
+        let keys = [(Self.accountKey(account, address), limits.failuresPerAccount), ("address " + address, limits.failuresPerAddress)]
         var wait: TimeInterval = 0
         for (key, limit) in keys {
             let recent = (failures[key] ?? []).filter { now.timeIntervalSince($0) < limits.window }
@@ -43,8 +49,27 @@ final class LoginGate {
     }
 
     func failed(account: String, address: String, at now: Date) {
-        failures["account " + Account.key(account), default: []].append(now)
+        failures[Self.accountKey(account, address), default: []].append(now)
         failures["address " + address, default: []].append(now)
+    }
+
+    /// The account's failures are counted per network they came from.
+    private static func accountKey(_ account: String, _ address: String) -> String {
+        "account " + Account.key(account) + " from " + network(of: address)
+    }
+
+    /// An IPv4 address's /24 (`192.0.2`), an IPv6 address's /64 (its first 8 bytes in hex); anything
+    /// else as it is.
+    static func network(of address: String) -> String {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, address, &v4) == 1 {
+            return withUnsafeBytes(of: &v4) { $0.prefix(3).map(String.init).joined(separator: ".") }
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, address, &v6) == 1 {
+            return withUnsafeBytes(of: &v6) { $0.prefix(8).map { String(format: "%02x", $0) }.joined() } + "::/64"
+        }
+        return address
     }
 
     /// Drops failures older than the window (the server's maintenance tick calls this), so guesses at
@@ -56,8 +81,8 @@ final class LoginGate {
         }
     }
 
-    func succeeded(account: String) {
-        failures["account " + Account.key(account)] = nil
+    func succeeded(account: String, address: String) {
+        failures[Self.accountKey(account, address)] = nil
     }
 
     /// Runs `check` when a slot is free, the addresses taking turns; nil when `address` already

@@ -48,6 +48,23 @@ final class LoginGateTests: XCTestCase {
 
     /// Ten failures from one address, on as many accounts, hold that address back for the rest of
     /// the minute; an address that failed goes behind clean ones in the queue.
+    /// Guesses at an account hold back the networks they came from, not the account: its owner
+    /// logs in from elsewhere, however many guess (issue: three guesses from anywhere locked it).
+    func testGuessesHoldBackTheGuessersNetworkNotTheAccount() {
+        let gate = LoginGate(slots: 1)
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for _ in 0..<3 { gate.failed(account: "alice", address: "198.51.100.66", at: t) }
+        XCTAssertEqual(gate.retryAfter(account: "alice", address: "198.51.100.66", now: t.addingTimeInterval(1)), 59)
+        XCTAssertNotNil(gate.retryAfter(account: "alice", address: "198.51.100.7", now: t.addingTimeInterval(1)), "the same /24")
+        XCTAssertNil(gate.retryAfter(account: "alice", address: "203.0.113.9", now: t.addingTimeInterval(1)), "the owner, from elsewhere")
+        XCTAssertNil(gate.retryAfter(account: "bob", address: "198.51.100.66", now: t.addingTimeInterval(1)), "another account")
+        for _ in 0..<3 { gate.failed(account: "alice", address: "2001:db8:1:2::66", at: t) }
+        XCTAssertNotNil(gate.retryAfter(account: "alice", address: "2001:db8:1:2:ffff::1", now: t), "the same /64")
+        XCTAssertNil(gate.retryAfter(account: "alice", address: "2001:db8:1:3::1", now: t))
+        XCTAssertEqual(LoginGate.network(of: "192.0.2.200"), "192.0.2")
+        XCTAssertEqual(LoginGate.network(of: "::1"), "0000000000000000::/64")
+    }
+
     func testAnAddressThatGuessesIsHeldBackAndServedLast() throws {
         let gate = LoginGate(slots: 1)
         let t = Date(timeIntervalSince1970: 1_800_000_000)
@@ -115,7 +132,8 @@ final class LoginGateTests: XCTestCase {
         attempt(fake, AccountToken.prefix + AccountToken.digest(of: "a guess"))
         try fake.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")
 
-        // The limit is the account's, from any address or connection, until the minute has passed.
+        // The limit holds for the account from this network (every connection here is 127.0.0.1),
+        // until the minute has passed; from another network it does not (the test above).
         let owner = try saslClient("owner")
         attempt(owner, "alice-password")
         try owner.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")

@@ -275,7 +275,7 @@ extension IRCServer {
         }
         checked.whenComplete { result in
             switch result {
-            case .success: gate.succeeded(account: account)
+            case .success: gate.succeeded(account: account, address: ip)
             case .failure(AccountError.wrongPassword):
                 gate.failed(account: account, address: ip, at: self.now())
                 self.metrics.failedLogins.increment()
