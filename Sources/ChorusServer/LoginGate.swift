@@ -72,13 +72,40 @@ final class LoginGate {
         return address
     }
 
-    /// Drops failures older than the window (the server's maintenance tick calls this), so guesses at
-    /// a million account names do not stay in memory.
+    /// Drops failures older than the window, and accounts made more than an hour ago (the server's
+    /// maintenance tick calls this), so guesses at a million account names do not stay in memory.
     func forgetOld(now: Date) {
         failures = failures.compactMapValues { times in
             let recent = times.filter { now.timeIntervalSince($0) < limits.window }
             return recent.isEmpty ? nil : recent
         }
+        registrations = registrations.compactMapValues { times in
+            let recent = times.filter { now.timeIntervalSince($0) < 3600 }
+            return recent.isEmpty ? nil : recent
+        }
+    }
+
+    // MARK: REGISTER
+
+    /// Accounts made in the last hour, per address and per network.
+    private var registrations: [String: [Date]] = [:]
+
+    /// Seconds until `address` may make another account, when it has made `perHour` in the last
+    /// hour or its network four times as many; nil when it may now (or `perHour` is 0: no limit).
+    func registrationRetryAfter(address: String, perHour: Int, now: Date) -> Int? {
+        guard perHour > 0 else { return nil }
+        var wait: TimeInterval = 0
+        for (key, limit) in [("address " + address, perHour), ("network " + Self.network(of: address), perHour * 4)] {
+            let recent = (registrations[key] ?? []).filter { now.timeIntervalSince($0) < 3600 }
+            registrations[key] = recent.isEmpty ? nil : recent
+            if recent.count >= limit { wait = max(wait, 3600 - now.timeIntervalSince(recent[recent.count - limit])) }
+        }
+        return wait > 0 ? Int(wait.rounded(.up)) : nil
+    }
+
+    func registered(address: String, at now: Date) {
+        registrations["address " + address, default: []].append(now)
+        registrations["network " + Self.network(of: address), default: []].append(now)
     }
 
     func succeeded(account: String, address: String) {

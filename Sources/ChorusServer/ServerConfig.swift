@@ -77,6 +77,9 @@ public struct ServerConfig: Sendable {
     /// members and those invited (`false`, a team's rooms), or anyone (`true`: a public network,
     /// a conformance run). Rooms only guests are in are open either way, as on any IRC server.
     public var roomsOpen = false
+    /// Accounts one address may make (REGISTER) in an hour; its network (an IPv4 /24, an IPv6 /64)
+    /// four times as many. 0: no limit.
+    public var registrationsPerHour = 5
     /// Lines replayed on JOIN to clients without `draft/chathistory`.
     public var historyReplayLines = 20
     /// The largest page a CHATHISTORY request returns.
@@ -113,6 +116,7 @@ public struct ServerConfig: Sendable {
     public mutating func removeLimits() {
         maxConnectionsPerIP = 0
         floodBurst = 0
+        registrationsPerHour = 0
         sendQueueBytes = 64 * 1024 * 1024
     }
 
@@ -224,6 +228,7 @@ extension ServerConfig {
             case "rooms":
                 guard ["open", "members"].contains(value) else { throw ConfigError("\(path):\(number + 1): rooms is open or members, not \(value)") }
                 roomsOpen = value == "open"
+            case "registrations-per-hour": registrationsPerHour = try int()
             case "history-replay": historyReplayLines = try int()
             case "history-page-limit": historyPageLimit = max(1, try int())
             case "ping-interval": pingInterval = try seconds()

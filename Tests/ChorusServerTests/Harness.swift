@@ -43,6 +43,7 @@ final class TestServer {
         config.passwordCost = 4  // fast hashes in tests; the default is 14
         config.floodBurst = 0
         config.maxConnectionsPerIP = 0
+        config.registrationsPerHour = 0  // tests make many accounts from 127.0.0.1; RegistrationLimitTests sets it
         // Most tests have people meet in a room one of them made: open, unless a test says otherwise
         // (RoomAccessTests checks the product's default, members only).
         config.roomsOpen = true

@@ -143,3 +143,37 @@ final class LoginGateTests: XCTestCase {
         XCTAssertTrue(burst.contains { $0.command == "001" })
     }
 }
+
+/// REGISTER has a budget of its own: an address makes a few accounts an hour, its network a few
+/// times as many (one address once made 661 in 35 s).
+final class RegistrationLimitTests: XCTestCase {
+    func testAnAddressMakesAFewAccountsAnHour() throws {
+        let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+        let server = try TestServer(now: { clock.withLock { $0 } }) { $0.registrationsPerHour = 2 }
+        func register(_ name: String) throws -> Message {
+            let c = try server.connect()
+            c.send("CAP LS 302")
+            c.send("CAP REQ :draft/account-registration standard-replies")
+            c.send("NICK \(name)")
+            c.send("USER \(name) 0 * :\(name)")
+            c.send("REGISTER \(name) * \(name)-password")
+            return try c.expect("the answer to REGISTER") { $0.command == "REGISTER" || $0.command == "FAIL" }
+        }
+        XCTAssertEqual(try register("one").params.first, "SUCCESS")
+        XCTAssertEqual(try register("two").params.first, "SUCCESS")
+        let third = try register("three")
+        XCTAssertEqual(Array(third.params.prefix(3)), ["REGISTER", "TEMPORARILY_UNAVAILABLE", "three"])
+        XCTAssertTrue(third.params.last?.contains("try again in 3600 s") == true, third.params.last ?? "")
+        clock.withLock { $0 = $0.addingTimeInterval(3601) }
+        XCTAssertEqual(try register("four").params.first, "SUCCESS", "an hour on")
+    }
+
+    func testTheNetworkHasABudgetToo() {
+        let gate = LoginGate(slots: 1)
+        let t = Date(timeIntervalSince1970: 1_800_000_000)
+        for i in 0..<8 { gate.registered(address: "198.51.100.\(i)", at: t) }
+        XCTAssertNil(gate.registrationRetryAfter(address: "203.0.113.1", perHour: 2, now: t), "another network")
+        XCTAssertNotNil(gate.registrationRetryAfter(address: "198.51.100.200", perHour: 2, now: t), "a fresh address of a full /24")
+        XCTAssertNil(gate.registrationRetryAfter(address: "198.51.100.200", perHour: 0, now: t), "0: no limit")
+    }
+}

@@ -399,6 +399,11 @@ extension IRCServer {
         if let holder = registry.client(nick: name), holder !== client {
             return reply.fail("ACCOUNT_EXISTS", context: [name], "Someone is using that nick right now; pick another name")
         }
+        // Accounts are cheap to ask for and each costs a hash and a row: an address makes a few an hour.
+        if let seconds = loginGate.registrationRetryAfter(address: client.ip, perHour: config.registrationsPerHour, now: now()) {
+            return reply.fail("TEMPORARILY_UNAVAILABLE", context: [name],
+                              "Too many accounts made from your address or network; try again in \(seconds) s")
+        }
         let accounts = self.accounts
         // Checked and hashed on the thread pool; stored through the Workspace.
         // The hash takes its address's turn for the pool, as a login's does.
@@ -411,6 +416,7 @@ extension IRCServer {
         reply.wait(for: opened) { result in
             switch result {
             case .success(let (account, outcome)) where !outcome.refused:
+                self.loginGate.registered(address: client.ip, at: self.now())
                 self.accountKeys.insert(account.key)
                 reply.send(Message(source: self.name, "REGISTER", ["SUCCESS", account.name, "Account created"]))
                 self.logIn(client, as: account, reply: reply)
