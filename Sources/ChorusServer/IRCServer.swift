@@ -216,11 +216,32 @@ public final class IRCServer: @unchecked Sendable {
 
     /// Binds a listener; returns the address it got (a port of 0 picks one).
     private func listen(_ bootstrap: ServerBootstrap, at listener: ServerConfig.Listener, isTLS: Bool, _ what: Logger.Message) throws -> SocketAddress? {
-        let channel = try bootstrap.bind(host: listener.host, port: listener.port).wait()
+        let channel: Channel
+        do {
+            channel = try bootstrap.bind(host: listener.host, port: listener.port).wait()
+        } catch {
+            throw ListenError(listener: listener, what: "\(what)".replacingOccurrences(of: "listening ", with: ""), error: error)
+        }
         try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: isTLS)).wait()
         listeners.append(channel)
         logger.info(what, metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         return channel.localAddress
+    }
+
+    /// A listener that could not be opened, named with its address and why, as an operator needs it.
+    public struct ListenError: Error, CustomStringConvertible {
+        public let description: String
+
+        init(listener: ServerConfig.Listener, what: String, error: any Error) {
+            let why: String
+            switch (error as? IOError)?.errnoCode {
+            case EADDRINUSE?: why = "the address is in use (another server, or another chorusd, listens there)"
+            case EACCES?: why = "permission denied (a port under 1024 needs privileges)"
+            case EADDRNOTAVAIL?: why = "no network interface of this machine has that address"
+            default: why = "\(error)"
+            }
+            description = "Cannot listen on \(listener.host):\(listener.port) \(what): \(why)"
+        }
     }
 
     /// Reads the account names again (the server also does this every 30 seconds), for accounts

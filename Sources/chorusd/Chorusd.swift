@@ -131,7 +131,11 @@ struct Serve: ParsableCommand {
         files.rlim_cur = files.rlim_max
         setrlimit(Int32(RLIMIT_NOFILE.rawValue), &files)
 
-        let store = try options.openStore(settings)
+        // A start that fails (a port taken, say) leaves no data folder it made behind it.
+        let folderWasThere = settings.store != nil || FileManager.default.fileExists(atPath: settings.dataDirectory)
+        func undoFolder() { if !folderWasThere { try? FileManager.default.removeItem(atPath: settings.dataDirectory) } }
+        let store: any ChorusStorage
+        do { store = try options.openStore(settings) } catch { undoFolder(); throw error }
         if let mib = settings.maxDatabaseMiB {
             // PostgreSQL's size is its operator's to limit (quotas, tablespaces), not ours.
             if let file = store as? SQLiteStore {
@@ -141,7 +145,14 @@ struct Serve: ParsableCommand {
             }
         }
         let server = IRCServer(config: settings, store: store, logger: logger)
-        try server.start()
+        do {
+            try server.start()
+        } catch {
+            server.shutdown()
+            store.close()
+            undoFolder()
+            throw error
+        }
         warnIfOthersCanRead([settings.databasePath, settings.databasePath + "-wal", settings.resolvedKeyPath], logger: logger)
         logger.info("Chorus is running", metadata: [
             "tls": "\(server.tlsAddress.map { "\($0)" } ?? "off")",

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import XCTest
 
 /// `chorusd`'s own commands as an operator types them: the binary the build made, run in a
@@ -82,6 +85,30 @@ final class ChorusdCommandTests: XCTestCase {
         let refused = try chorusd(["account", "add", "bob", "--password", "short", "--data", typo])
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: typo), refused.output)
+    }
+
+    /// A port already taken is named with its listener, and the start makes no data folder.
+    func testAPortAlreadyTakenIsNamedAndLeavesNoFolder() throws {
+        let taken = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(taken) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(taken, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(Glibc.listen(taken, 1), 0)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(taken, $0, &length) }
+        }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let data = folder.appendingPathComponent("new-data").path
+        let started = try chorusd(["serve", "--data", data, "--tls", "off", "--web", "off", "--plain", "127.0.0.1:\(port)"])
+        XCTAssertNotEqual(started.status, 0)
+        XCTAssertTrue(started.output.contains("Cannot listen on 127.0.0.1:\(port) (plaintext): the address is in use"), started.output)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: data), "no folder made for a start that failed")
     }
 
     func testThePostgreSQLStoreIsNamedByURLAndBackedUpByItsOwnTools() throws {
