@@ -205,6 +205,16 @@ public struct ChoreBoard: Sendable {
         return (index + 1) % n
     }
 
+    /// The turn as it stands goes to the person at `index` from now, with its reminders anew;
+    /// `passingOver` names whose it was, when it passes over them for being away.
+    private func hand(_ chore: inout Chore, to index: Int, passingOver: String? = nil) {
+        chore.current = index
+        chore.passedOver = passingOver
+        chore.turnSince = now()
+        chore.lastReminder = nil
+        chore.roomToldOverdue = false
+    }
+
     /// Leaves the actor out of the room's rotations until `until`: a turn of theirs that falls
     /// before then passes on; one that falls after it stays theirs.
     public func away(until: Date, in room: String, by actor: String) throws -> [Event] {
@@ -215,11 +225,7 @@ public struct ChoreBoard: Sendable {
         events = try store.setAway(actor, in: room, until: until, events: events)
         for var chore in try store.chores(in: room)
         where Account.key(chore.whoseTurn) == Account.key(actor) && chore.rotation.count > 1 && chore.due < until {
-            chore.current = try nextPresent(after: chore.current, in: chore, at: chore.due)
-            chore.passedOver = actor
-            chore.turnSince = now()
-            chore.lastReminder = nil
-            chore.roomToldOverdue = false
+            hand(&chore, to: try nextPresent(after: chore.current, in: chore, at: chore.due), passingOver: actor)
             events += try store.updateChore(chore, events: [try started(chore, actor)])
         }
         return events
@@ -235,11 +241,7 @@ public struct ChoreBoard: Sendable {
         ])
         for var chore in try store.chores(in: room) where chore.passedOver.map(Account.key) == Account.key(actor) && chore.due > now() {
             guard let mine = chore.rotation.firstIndex(where: { Account.key($0) == Account.key(actor) }) else { continue }
-            chore.current = mine
-            chore.passedOver = nil
-            chore.turnSince = now()
-            chore.lastReminder = nil
-            chore.roomToldOverdue = false
+            hand(&chore, to: mine)
             events += try store.updateChore(chore, events: [try started(chore, actor)])
         }
         return events
@@ -263,11 +265,7 @@ public struct ChoreBoard: Sendable {
             if wasTheirs && !chore.rotation.isEmpty {
                 // The person after them now stands at `current`; pass over anyone away.
                 let n = chore.rotation.count
-                chore.current = try nextPresent(after: (chore.current + n - 1) % n, in: chore, at: chore.due)
-                chore.passedOver = nil
-                chore.turnSince = now()
-                chore.lastReminder = nil
-                chore.roomToldOverdue = false
+                hand(&chore, to: try nextPresent(after: (chore.current + n - 1) % n, in: chore, at: chore.due))
                 batch.append(try started(chore, actor))
             }
             events += try store.updateChore(chore, events: batch)
