@@ -36,12 +36,12 @@ extension Bot {
         }
         // Granting a reassignment releases the asker: the job goes to the named member, or back to
         // unassigned for anyone to take. If it has moved on since the ask, it is left alone.
-        if let job = try board.store.job(jobID), job.status.isOpen, job.isAssigned(to: ask.by) {
+        let job = try board.store.job(jobID)
+        if let job, job.status.isOpen, job.isAssigned(to: ask.by) {
             let change = try successor.map { try board.assign(jobID, to: $0, by: inv.account) } ?? board.unassign(jobID, by: inv.account)
             result.events += change.events
         } else {
             // Say what did not happen, rather than an "approved" that changed nothing.
-            let job = try board.store.job(jobID)
             let now = job.map { !$0.status.isOpen ? "is \($0.status.rawValue)" : "is \($0.assignee.map { "with \($0)" } ?? "unassigned")" } ?? "is gone"
             result.replies.append("Job \(jobID) \(now) since the ask: it is left as it is\(successor.map { ", not given to \($0)" } ?? "").")
         }
@@ -64,7 +64,7 @@ extension Bot {
         let room = try self.room(inv, &args, required: true)!
         guard let sub = args.next()?.lowercased() else {
             let s = try board.settings(of: room.key)
-            let open = s.open ?? inv.roomsOpenByDefault
+            let open = RoomSettings.admitsAnyone(chosen: s.open, roomsOpen: inv.roomsOpenByDefault, hasMembers: true)  // the asker is one
             return Outcome(replies: [
                 "\(room.name): open \(open ? "on" : "off") (\(open ? "anyone may join" : "members and those invited join")), visibility \(s.visibility.rawValue) (who sees which jobs), creators \(s.creators.rawValue) (who creates jobs), echo \(s.echoCommands ? "on" : "off") (commands shown to the room), market \(s.market ? "on" : "off") (new service requests heard here).",
             ])
