@@ -158,7 +158,10 @@ extension Bot {
         case "done", "tick":
             let id = try args.id(usage: usage)
             let word = try args.word("task number or text", usage: usage)
-            guard let n = Int(word) else { return announce(try board.completeTask(id, text: ([word] + [args.rest()]).joined(separator: " "), by: inv.account)) }
+            guard let n = Int(word) else {
+                let text = args.isEmpty ? word : word + " " + args.rest()
+                return announce(try board.completeTask(id, text: text, by: inv.account))
+            }
             return announce(try board.completeTask(id, number: n, by: inv.account))
         default:
             throw UsageError("Usage: \(usage)")
