@@ -14,6 +14,12 @@ final class MarketTests: XCTestCase {
         try c.take(what) { $0.command == "NOTICE" && $0.source?.hasPrefix("Chorus!") == true && match($0.params.last ?? "") }
     }
 
+    /// `c` becomes a plumber.
+    func plumber(_ c: TestClient) throws {
+        _ = try ask(c, "!contractor on", expecting: "You are a contractor")
+        _ = try ask(c, "!contractor skills plumbing", expecting: "Saved.")
+    }
+
     func ask(_ c: TestClient, _ line: String, expecting prefix: String) throws -> Message {
         c.send("PRIVMSG Chorus :\(line)")
         return try notice(c, "the answer to \(line)") { $0.hasPrefix(prefix) }
@@ -27,10 +33,7 @@ final class MarketTests: XCTestCase {
         let bob = try server.connect(as: "bob", caps: tags)
         var cat = try server.connect(as: "cat", caps: tags)
         let dan = try server.connect(as: "dan", caps: tags)
-        for c in [bob, cat] {
-            _ = try ask(c, "!contractor on", expecting: "You are a contractor")
-            _ = try ask(c, "!contractor skills plumbing", expecting: "Saved.")
-        }
+        for c in [bob, cat] { try plumber(c) }
         _ = try ask(bob, "!contractor area Elm Street", expecting: "Saved.")
         _ = try ask(cat, "!contractor area Harbour Road", expecting: "Saved.")
         // cat is away when the request is posted: it waits for her.
@@ -103,8 +106,7 @@ final class MarketTests: XCTestCase {
         for name in ["ann", "bob"] { try server.addAccount(name, "\(name)-password") }
         let ann = try server.connect(as: "ann")
         var bob = try server.connect(as: "bob")
-        _ = try ask(bob, "!contractor on", expecting: "You are a contractor")
-        _ = try ask(bob, "!contractor skills plumbing", expecting: "Saved.")
+        try plumber(bob)
         bob.send("QUIT :out")
         _ = try bob.expect(command: "ERROR")
 
@@ -137,10 +139,7 @@ final class MarketTests: XCTestCase {
         let ann = try server.connect(as: "ann")
         let bob = try server.connect(as: "bob")
         let cat = try server.connect(as: "cat")
-        for c in [bob, cat] {
-            _ = try ask(c, "!contractor on", expecting: "You are a contractor")
-            _ = try ask(c, "!contractor skills plumbing", expecting: "Saved.")
-        }
+        for c in [bob, cat] { try plumber(c) }
         _ = try ask(ann, "!request add plumbing Fix the tap", expecting: "Request 1 posted")
         _ = try ask(bob, "!offer 1 70", expecting: "You offered 70")
         _ = try ask(cat, "!offer 1 60", expecting: "You offered 60")
