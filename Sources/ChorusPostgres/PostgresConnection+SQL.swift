@@ -23,6 +23,50 @@ extension PostgresLink: SQLConnection {
         try updateRow(table, id: id, set: assignments, Self.values(binds), what: what)
     }
 
+    /// The row and its events in one statement, holding only while the row is as this transaction
+    /// read it (`RowVersions`): the events are written only if the row is, in order.
+    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String,
+                events: [Event]) throws -> [Event] {
+        guard !events.isEmpty else {
+            try change(table, id: id, set: assignments, binds, what: what)
+            return []
+        }
+        let check = takeVersionCheck(table, id)
+        let rows = Array(repeating: Self.eventRow.dropLast() + ", ?::int)", count: events.count).joined(separator: ", ")
+        let ids = try query("""
+            WITH changed AS (UPDATE \(table) SET \(assignments) WHERE id = ?\(check.condition) RETURNING id)
+            \(EventRows.insert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
+            FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, n) ORDER BY e.n
+            RETURNING id
+            """, Self.values(binds) + [id] + check.values
+                + events.enumerated().flatMap { Self.values(EventRows.values(of: $0.element)) + [$0.offset] as [any PostgresBindable] })
+            .map { try $0.int64(0) as Int64 }.sorted()  // given in the order of the rows
+        guard ids.count == events.count else { throw rowNotWritten(what, checked: check.checked) }
+        return zip(events, ids).map { event, id in
+            var saved = event
+            saved.id = id
+            return saved
+        }
+    }
+
+    /// The row and its event in one statement.
+    func insert(_ sql: String, _ binds: [any SQLBindable], event: Event, eventJob: Bool) throws -> (id: Int64, event: Event) {
+        let rows = try query("""
+            WITH added AS (\(sql) RETURNING id)
+            \(EventRows.insert) SELECT e.type, e.room, \(eventJob ? "added.id" : "e.job"), e.actor, e.data, e.at, e.concerns, e.audience, e.request
+            FROM added, (VALUES \(Self.eventRow)) AS e(type, room, job, actor, data, at, concerns, audience, request)
+            RETURNING id, (SELECT id FROM added)
+            """, Self.values(binds) + Self.values(EventRows.values(of: event)))
+        var saved = event
+        saved.id = try rows[0].int64(0)
+        let id: Int64 = try rows[0].int64(1)
+        if eventJob { saved.job = id }
+        return (id, saved)
+    }
+
+    /// An event's values in a CTE's `VALUES`, where PostgreSQL cannot tell a NULL's type from the column.
+    static let eventRow = "(?, ?, ?::bigint, ?, ?, ?::bigint, ?, ?, ?::bigint)"
+
     static func values(_ binds: [any SQLBindable]) -> [any PostgresBindable] {
         binds.map { bind -> any PostgresBindable in
             switch bind.sqlValue {
@@ -60,3 +104,6 @@ extension PostgresStore: SQLHistoryStore {}
 extension PostgresStore: SQLMarketStore {}
 extension PostgresStore: SQLDueStore {}
 extension PostgresStore: SQLAccountStore {}
+extension PostgresStore: SQLRoomStore {}
+extension PostgresStore: SQLJobStore {}
+extension PostgresStore: SQLChoreStore {}

@@ -5,9 +5,6 @@ import PostgresNIO
 import ChorusSQL
 
 extension PostgresStore {
-    /// A history line's columns, written and read in this order.
-    private static let historyColumns = "conversation, msgid, time, command, source, account, target, text, client_tags, audience"
-
     public func appendHistory(_ entries: [HistoryEntry]) throws {
         guard !entries.isEmpty else { return }
         // A statement per thousand lines, in one transaction: a round trip per line would be most
@@ -42,63 +39,6 @@ extension PostgresStore {
     /// PostgreSQL takes a notification's payload up to 8,000 bytes (bytes, not characters: `octet_length`).
     private static let longestNews = 7900
 
-    public func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry] {
-        // Lines with an audience are read by it and the managers only; a guest reads the lines for everyone.
-        let visible: String
-        var visibleValues: [any PostgresBindable] = []
-        switch reader {
-        case .everything: visible = ""
-        case .member(nil): visible = "AND audience IS NULL"
-        case .member(let key?):
-            visible = "AND (audience IS NULL OR strpos(audience, ?) > 0)"
-            visibleValues = [" \(key) "]
-        }
-        return try db.read { link in
-            try HistoryPlan.run(query, place: { msgid in
-                try link.query("SELECT time, id FROM history WHERE msgid = ? AND conversation = ?", [msgid, conversation])
-                    .first.map { (time: try $0.int64(0), id: try $0.int64(1)) }
-            }, fetch: { condition, values, descending, limit in
-                let order = descending ? "DESC" : "ASC"
-                let entries = try link.query("""
-                    SELECT \(Self.historyColumns) FROM history WHERE conversation = ? \(visible) \(condition)
-                    ORDER BY time \(order), id \(order) LIMIT ?
-                    """, [conversation] + visibleValues + values.map { $0 as any PostgresBindable } + [max(0, limit)]).map(Self.entry)
-                return descending ? entries.reversed() : entries
-            })
-        }
-    }
-
-    public func holdPrivateLine(_ msgid: String, for account: String) throws {
-        try db.write { link in
-            try link.execute("INSERT INTO held_lines (account, msgid) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), msgid])
-        }
-    }
-
-    public func takeHeldPrivateLines(for account: String, limit: Int) throws -> (lines: [HistoryEntry], held: Int) {
-        let key = Account.key(account)
-        return try db.write { link in
-            let held = try link.query("SELECT count(*) FROM held_lines WHERE account = ?", [key]).first?.int(0) ?? 0
-            guard held > 0 else { return ([], 0) }
-            let latest = try link.query("""
-                SELECT \(Self.historyColumns) FROM history
-                WHERE msgid IN (SELECT msgid FROM held_lines WHERE account = ?) ORDER BY time DESC, id DESC LIMIT ?
-                """, [key, max(0, limit)]).map(Self.entry)
-            try link.execute("DELETE FROM held_lines WHERE account = ?", [key])
-            return (latest.reversed(), held)
-        }
-    }
-
-    /// A line from its columns (`historyColumns`), starting at column `first`.
-    private static func entry(_ row: PostgresRandomAccessRow, from first: Int) throws -> HistoryEntry {
-        HistoryEntry(conversation: try row.string(first), msgid: try row.string(first + 1), time: try row.date(first + 2),
-                     command: try row.string(first + 3), source: try row.string(first + 4), account: try row.string(first + 5),
-                     target: try row.string(first + 6), text: try row.string(first + 7), clientTags: try row.string(first + 8),
-                     audience: (try row.string(first + 9) as String?).map(StoredForm.audience))
-    }
-
-    private static func entry(_ row: PostgresRandomAccessRow) throws -> HistoryEntry {
-        try entry(row, from: 0)
-    }
 }
 
 extension PostgresStore: SharedLog {
@@ -143,7 +83,7 @@ extension PostgresStore: SharedLog {
             for row in lines {
                 let id: Int64 = try row.int64(1)
                 guard id <= end else { break }
-                merged.append((id, try row.string(2) as String? == node ? nil : .line(try Self.entry(row, from: 3))))
+                merged.append((id, try row.string(2) as String? == node ? nil : .line(try Self.entry(PostgresSQLRow(row: row)))))
             }
             for row in presence {
                 let id: Int64 = try row.int64(0)
@@ -239,7 +179,7 @@ extension PostgresStore: SharedLog {
         // Closed by its last manager between the two statements: made again, here.
         for _ in 0..<3 {
             let made = try db.write { link in
-                try link.query(StoredStatements.insertRoom + " ON CONFLICT (key) DO NOTHING RETURNING key", Self.roomValues(room))
+                try link.query(StoredStatements.insertRoom + " ON CONFLICT (key) DO NOTHING RETURNING key", PostgresLink.values(StoredStatements.values(of: room)))
             }
             forget { $0.roomNames[room.key] = nil }
             if !made.isEmpty { return nil }
@@ -249,7 +189,7 @@ extension PostgresStore: SharedLog {
     }
 
     public func storedRoom(_ key: String) throws -> StoredRoom? {
-        guard let room = try rooms("WHERE key = ?", [key]).first else { return nil }
+        guard let room = try rooms(where: "key = ?", [key]).first else { return nil }
         return StoredRoom(room: room, settings: try roomSettings(key), memberships: try memberships(ofRoom: key))
     }
 }

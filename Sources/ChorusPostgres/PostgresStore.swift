@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusSQL
 import ChorusStore
 import Foundation
 import Logging
@@ -23,7 +24,9 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     /// The transaction this handle is bound to, or nil for the store itself.
     let connection: PostgresLink?
     /// The Workspace's cache, on a transaction's handle (see `SQLiteStore.cache`).
-    let cache: StoreCache?
+    public let cache: StoreCache?
+
+    public var inTransaction: Bool { connection != nil }
 
     /// Connects to the database `location` names (`postgres://user:password@host:port/database`)
     /// and brings its schema up to date. Throws, saying why, when the database cannot be reached.
@@ -132,14 +135,6 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     }
 
     var db: Access { Access(pool: pool, batch: connection) }
-
-    func forget(_ change: (inout StoreCache.Entries) -> Void) {
-        cache?.with { change(&$0) }
-    }
-
-    func forgetAll() {
-        cache?.forgetAll()
-    }
 
     struct Access {
         let pool: PostgresPool

@@ -5,6 +5,64 @@ import Foundation
 public protocol SQLHistoryStore: Store, SQLDatabase {}
 
 extension SQLHistoryStore {
+    /// A history line's columns, written and read in this order.
+    public static var historyColumns: String { "conversation, msgid, time, command, source, account, target, text, client_tags, audience" }
+
+    public static func entry(_ row: any SQLRow) throws -> HistoryEntry {
+        HistoryEntry(conversation: try row.string("conversation"), msgid: try row.string("msgid"), time: try row.date("time"),
+                     command: try row.string("command"), source: try row.string("source"), account: try row.string("account"),
+                     target: try row.string("target"), text: try row.string("text"), clientTags: try row.string("client_tags"),
+                     audience: (try row.string("audience") as String?).map(StoredForm.audience))
+    }
+
+    public func history(of conversation: String, _ query: HistoryQuery, reader: HistoryReader) throws -> [HistoryEntry] {
+        try reading { c in
+            // Lines with an audience are read by it and the managers only; a guest reads the lines for everyone.
+            let visible: String
+            var visibleBinds: [any SQLBindable] = []
+            switch reader {
+            case .everything: visible = ""
+            case .member(nil): visible = "AND audience IS NULL"
+            case .member(let key?):
+                visible = "AND (audience IS NULL OR \(c.dialect.instr)(audience, ?) > 0)"
+                visibleBinds = [" \(key) "]
+            }
+            return try HistoryPlan.run(query, place: { msgid in
+                try c.rows("SELECT time, id FROM history WHERE msgid = ? AND conversation = ?", [msgid, conversation])
+                    .first.map { (time: try $0.int64("time"), id: try $0.int64("id")) }
+            }, fetch: { condition, values, descending, limit in
+                let order = descending ? "DESC" : "ASC"
+                // Each line is made into an entry where the cursor stands.
+                var entries: [HistoryEntry] = []
+                try c.eachRow("""
+                    SELECT \(Self.historyColumns) FROM history WHERE conversation = ? \(visible) \(condition)
+                    ORDER BY time \(order), id \(order) LIMIT ?
+                    """, [conversation] + visibleBinds + values.map { $0 as any SQLBindable } + [max(0, limit)]) { entries.append(try Self.entry($0)) }
+                return descending ? entries.reversed() : entries
+            })
+        }
+    }
+
+    public func holdPrivateLine(_ msgid: String, for account: String) throws {
+        try writing { c in
+            try c.run("INSERT INTO held_lines (account, msgid) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), msgid])
+        }
+    }
+
+    public func takeHeldPrivateLines(for account: String, limit: Int) throws -> (lines: [HistoryEntry], held: Int) {
+        let key = Account.key(account)
+        return try writing { c in
+            let held = try c.rows("SELECT count(*) AS n FROM held_lines WHERE account = ?", [key]).first?.int("n") ?? 0
+            guard held > 0 else { return ([], 0) }
+            let latest = try c.rows("""
+                SELECT \(Self.historyColumns) FROM history
+                WHERE msgid IN (SELECT msgid FROM held_lines WHERE account = ?) ORDER BY time DESC, id DESC LIMIT ?
+                """, [key, max(0, limit)]).map(Self.entry)
+            try c.run("DELETE FROM held_lines WHERE account = ?", [key])
+            return (latest.reversed(), held)
+        }
+    }
+
     /// The conversations among `conversations` whose latest line falls strictly between `from` and
     /// `to` (either order), with that line's time and target, oldest first. A conversation is
     /// matched on its latest line only (IRCv3 `CHATHISTORY TARGETS`): one with older lines in the

@@ -67,25 +67,32 @@ public struct SQLDialect: Sendable {
     /// The smaller and the larger of two values: SQLite's `min`/`max`, PostgreSQL's `LEAST`/`GREATEST`.
     public var least: String
     public var greatest: String
+    /// The case-blind match: SQLite's `LIKE`, PostgreSQL's `ILIKE`.
+    public var like: String
+    /// Where a text is found in another (`instr(haystack, needle)`, PostgreSQL's `strpos`), 0 if not.
+    public var instr: String
     /// The column a versioned read adds last (PostgreSQL's `xmin`, for a write to check that no
     /// other process changed the row since; `RowVersions`), or nothing.
-    public var rowVersion: (_ table: String) -> String
+    public var rowVersion: @Sendable (_ table: String) -> String
     /// What ends a SELECT of rows this transaction holds until it ends (`FOR UPDATE`), and of rows
     /// it takes unless another transaction holds them (`FOR UPDATE SKIP LOCKED`): nothing in
     /// SQLite, whose one writer holds the whole file.
     public var forUpdate: String
     public var skipLocked: String
 
-    public init(least: String, greatest: String, rowVersion: @escaping @Sendable (String) -> String, forUpdate: String, skipLocked: String) {
+    public init(least: String, greatest: String, like: String, instr: String, rowVersion: @escaping @Sendable (String) -> String, forUpdate: String, skipLocked: String) {
         self.least = least
         self.greatest = greatest
+        self.like = like
+        self.instr = instr
         self.rowVersion = rowVersion
         self.forUpdate = forUpdate
         self.skipLocked = skipLocked
     }
 
-    public static let sqlite = SQLDialect(least: "min", greatest: "max", rowVersion: { _ in "" }, forUpdate: "", skipLocked: "")
-    public static let postgres = SQLDialect(least: "LEAST", greatest: "GREATEST", rowVersion: { ", \($0).xmin::text" },
+    public static let sqlite = SQLDialect(least: "min", greatest: "max", like: "LIKE", instr: "instr", rowVersion: { _ in "" }, forUpdate: "", skipLocked: "")
+    public static let postgres = SQLDialect(least: "LEAST", greatest: "GREATEST", like: "ILIKE", instr: "strpos",
+                                            rowVersion: { ", \($0).xmin::text" },
                                             forUpdate: " FOR UPDATE", skipLocked: " FOR UPDATE SKIP LOCKED")
 }
 
@@ -106,17 +113,63 @@ public protocol SQLConnection {
     /// `UPDATE table SET assignments WHERE id = ?`, refused with `StoreError.conflict` where another
     /// process changed the row since this transaction read it, `StoreError.notFound` if it is gone.
     func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String) throws
+    /// `change`, and the change's events, which are written only if the row is: in one round trip
+    /// where the driver can (on PostgreSQL a round trip is most of a command's time).
+    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String,
+                events: [Event]) throws -> [Event]
+    /// An `INSERT` (`sql`, without `RETURNING`) of one row, and `event`, which is about it (with
+    /// `eventJob`, the new row's id is the event's job): the new id and the saved event.
+    func insert(_ sql: String, _ binds: [any SQLBindable], event: Event, eventJob: Bool) throws -> (id: Int64, event: Event)
 }
 
 extension SQLConnection {
     public func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws {
         for row in try rows(sql, binds) { try body(row) }
     }
+
+    public func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String,
+                       events: [Event]) throws -> [Event] {
+        try change(table, id: id, set: assignments, binds, what: what)
+        return try EventRows.insert(events, self)
+    }
+
+    public func insert(_ sql: String, _ binds: [any SQLBindable], event: Event, eventJob: Bool) throws -> (id: Int64, event: Event) {
+        let id = try rows(sql + " RETURNING id", binds)[0].int64("id") as Int64
+        var e = event
+        if eventJob { e.job = id }
+        return (id, try EventRows.insert(e, self))
+    }
 }
 
 /// A store whose queries run on `SQLConnection`s: reads and writes on the transaction's connection
 /// when one is open, else each on a connection of its own.
 public protocol SQLDatabase: Sendable {
+    /// The Workspace's cache, on a transaction's handle (`StoreCache`): reads of roles, settings,
+    /// room names, time zones and jobs go through it, and writes forget what they touch.
+    var cache: StoreCache? { get }
+    /// Whether this is a transaction's handle, whose reads see its writes (a reader's snapshot
+    /// may be older than a write that has already forgotten a job: only a transaction caches jobs).
+    var inTransaction: Bool { get }
     func reading<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+    @discardableResult
     func writing<T>(_ body: (any SQLConnection) throws -> T) throws -> T
+}
+
+extension SQLDatabase {
+    public func forget(_ change: (inout StoreCache.Entries) -> Void) {
+        cache?.with { change(&$0) }
+    }
+
+    /// Forgets everything cached (a change that touches many entries: a room or account deleted).
+    public func forgetAll() {
+        cache?.forgetAll()
+    }
+
+    /// What the cache holds under `key` (`entry`), or `read` and keep it.
+    func cached<T>(_ entry: WritableKeyPath<StoreCache.Entries, [String: T]>, _ key: String, read: () throws -> T) throws -> T {
+        if let known = cache?.with({ $0[keyPath: entry][key] }) { return known }
+        let value = try read()
+        cache?.with { $0[keyPath: entry][key] = value }
+        return value
+    }
 }

@@ -19,6 +19,13 @@ public enum StoredStatements {
           secret = excluded.secret, moderated = excluded.moderated, channel_key = excluded.channel_key,
           user_limit = excluded.user_limit, bans = excluded.bans
         """
+
+    /// `insertRoom`'s values.
+    public static func values(of room: Room) -> [any SQLBindable] {
+        [room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from), room.modes.inviteOnly,
+         room.modes.topicLocked, room.modes.noExternal, room.modes.secret, room.modes.moderated, room.modes.key,
+         room.modes.limit, room.bans.joined(separator: "\n"), Millis.from(room.createdAt)]
+    }
 }
 
 /// A condition with `?` for each of its values, in order.

@@ -81,6 +81,9 @@ extension SQLiteStore: SQLHistoryStore {}
 extension SQLiteStore: SQLMarketStore {}
 extension SQLiteStore: SQLDueStore {}
 extension SQLiteStore: SQLAccountStore {}
+extension SQLiteStore: SQLRoomStore {}
+extension SQLiteStore: SQLJobStore {}
+extension SQLiteStore: SQLChoreStore {}
 
 extension SQLCondition {
     /// The values as GRDB binds them.

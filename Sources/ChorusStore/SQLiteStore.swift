@@ -1,9 +1,9 @@
 import ChorusCore
+import ChorusSQL
 import Foundation
 import GRDB
 #if canImport(Glibc)
 import Glibc
-import ChorusSQL
 #endif
 
 /// The SQLite store: one file in WAL mode, one writer, concurrent readers (GRDB's `DatabasePool`).
@@ -19,18 +19,11 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
     let connection: Database?
     /// The Workspace's cache, on a transaction's handle: reads of roles, settings, room names, time
     /// zones and jobs go through it, and writes forget what they touch.
-    let cache: StoreCache?
+    public let cache: StoreCache?
+
+    public var inTransaction: Bool { connection != nil }
 
     var db: Access { Access(pool: pool, batch: connection) }
-
-    func forget(_ change: (inout StoreCache.Entries) -> Void) {
-        cache?.with { change(&$0) }
-    }
-
-    /// Forgets everything cached (a change that touches many entries: a room or account deleted).
-    func forgetAll() {
-        cache?.forgetAll()
-    }
 
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. The log
     /// is copied back every `checkpointEvery` and starts over once longer than `restartLogAfter`
@@ -121,7 +114,7 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         let kept: Bool
         do { kept = try body() } catch { kept = false }
         if !kept {
-            forgetAll()
+            cache?.forgetAll()
             try db.run(sql: "ROLLBACK TO SAVEPOINT command")
         }
         try db.run(sql: "RELEASE SAVEPOINT command")
@@ -149,58 +142,6 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         try SQLiteStore(queue: DatabaseQueue())
     }
 
-    // MARK: Accounts
-
-    public func insertAccount(_ account: Account) throws -> Account {
-        try db.write { db in
-            if try Row.fetchOne(cached: db, sql: "SELECT 1 FROM accounts WHERE key = ?", arguments: [account.key]) != nil {
-                throw StoreError.duplicate(account.name)
-            }
-            try db.run(sql: """
-                INSERT INTO accounts (key, name, email, first_name, last_name, password_hash, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [account.key, account.name, account.email, account.firstName, account.lastName,
-                                 account.passwordHash, Millis.from(account.createdAt)])
-            var saved = account
-            saved.id = db.lastInsertedRowID
-            return saved
-        }
-    }
-
-    public func account(named name: String) throws -> Account? {
-        try db.read { db in
-            try Row.fetchOne(cached: db, sql: "SELECT * FROM accounts WHERE key = ?", arguments: [Account.key(name)]).map(Self.account)
-        }
-    }
-
-    public func updateAccount(_ account: Account) throws {
-        try db.write { db in
-            try db.run(sql: """
-                UPDATE accounts SET name = ?, email = ?, first_name = ?, last_name = ?, password_hash = ? WHERE key = ?
-                """, arguments: [account.name, account.email, account.firstName, account.lastName,
-                                 account.passwordHash, account.key])
-            if db.changesCount == 0 { throw StoreError.notFound(account.name) }
-        }
-    }
-
-    public func deleteAccount(named name: String) throws -> Bool {
-        try db.write { db in
-            try db.run(sql: "DELETE FROM accounts WHERE key = ?", arguments: [Account.key(name)])
-            let deleted = db.changesCount > 0
-            try db.run(sql: "DELETE FROM held_lines WHERE account = ?", arguments: [Account.key(name)])
-            try db.run(sql: "DELETE FROM account_tokens WHERE account = ?", arguments: [Account.key(name)])
-            try db.run(sql: "DELETE FROM contractors WHERE account_key = ?", arguments: [Account.key(name)])
-            try db.run(sql: "DELETE FROM account_presence WHERE account_key = ?", arguments: [Account.key(name)])
-            try db.run(sql: "DELETE FROM read_markers WHERE account_key = ?", arguments: [Account.key(name)])
-            forgetAll()
-            return deleted
-        }
-    }
-
-    public func allAccounts() throws -> [Account] {
-        try db.read { db in try Row.fetchAll(cached: db, sql: "SELECT * FROM accounts ORDER BY key").map(Self.account) }
-    }
-
     /// Caps the database file (SQLite's `max_page_count`, on the writer): past it, writes fail as on
     /// a full disk. nil lifts the cap. For operators who give the database a budget, and for the
     /// tests of what the server does when it cannot write.
@@ -214,104 +155,5 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
 
     public func probe() throws {
         _ = try db.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
-    }
-
-    public func accountKeys() throws -> [String] {
-        try db.read { db in try String.fetchAll(cached: db, sql: "SELECT key FROM accounts") }
-    }
-
-    private static func account(_ row: Row) -> Account {
-        Account(id: row["id"], name: row["name"], email: row["email"], firstName: row["first_name"],
-                lastName: row["last_name"], passwordHash: row["password_hash"],
-                createdAt: Millis.date(row["created_at"]))
-    }
-
-    // MARK: Rooms
-
-    public func allRooms() throws -> [Room] {
-        try db.read { db in
-            try Row.fetchAll(cached: db, sql: "SELECT * FROM rooms ORDER BY created_at, key").map { row in
-                var modes = RoomModes()
-                modes.inviteOnly = row["invite_only"]
-                modes.topicLocked = row["topic_locked"]
-                modes.noExternal = row["no_external"]
-                modes.secret = row["secret"]
-                modes.moderated = row["moderated"]
-                modes.key = row["channel_key"]
-                modes.limit = row["user_limit"]
-                let bans: String = row["bans"]
-                return Room(name: row["name"], topic: row["topic"], topicSetBy: row["topic_set_by"],
-                            topicSetAt: (row["topic_set_at"] as Int64?).map(Millis.date), modes: modes,
-                            bans: bans.split(separator: "\n").map(String.init),
-                            createdAt: Millis.date(row["created_at"]))
-            }
-        }
-    }
-
-    public func roomName(_ key: String) throws -> String? {
-        let key = Account.key(key)
-        if let known = cache?.with({ $0.roomNames[key] }) { return known }
-        let name = try db.read { db in try String.fetchOne(cached: db, sql: "SELECT name FROM rooms WHERE key = ?", arguments: [key]) }
-        cache?.with { $0.roomNames[key] = .some(name) }
-        return name
-    }
-
-    /// One process writes a SQLite file, one transaction at a time: nobody else decides meanwhile.
-    public func holdRoom(_ key: String) throws {}
-
-    public func saveRoom(_ room: Room) throws {
-        forget { $0.roomNames[room.key] = nil }
-        try db.write { db in
-            try db.run(sql: StoredStatements.saveRoom, arguments: [
-                room.key, room.name, room.topic, room.topicSetBy, room.topicSetAt.map(Millis.from), room.modes.inviteOnly,
-                room.modes.topicLocked, room.modes.noExternal, room.modes.secret, room.modes.moderated, room.modes.key,
-                room.modes.limit, room.bans.joined(separator: "\n"), Millis.from(room.createdAt),
-            ])
-        }
-    }
-
-    public func deleteRoom(named name: String) throws {
-        try db.write { db in
-            // Memberships, jobs, asks and settings go with the room (ON DELETE CASCADE).
-            try db.run(sql: "DELETE FROM rooms WHERE key = ?", arguments: [Account.key(name)])
-            try db.run(sql: "DELETE FROM history WHERE conversation = ?", arguments: [Account.key(name)])
-            try db.run(sql: "DELETE FROM events WHERE room = ?", arguments: [Account.key(name)])
-            forgetAll()
-        }
-    }
-
-    public func allMemberships() throws -> [Membership] {
-        try db.read { db in
-            try Row.fetchAll(cached: db, sql: "SELECT * FROM memberships ORDER BY seq").map(Self.membership)
-        }
-    }
-
-    public func memberships(ofAccount account: String) throws -> [Membership] {
-        try db.read { db in
-            try Row.fetchAll(cached: db, sql: "SELECT * FROM memberships WHERE account = ? ORDER BY seq",
-                             arguments: [Account.key(account)]).map(Self.membership)
-        }
-    }
-
-    public func saveMembership(_ m: Membership) throws {
-        try db.write { db in
-            try db.run(sql: """
-                INSERT INTO memberships (room, account, role, voiced, since) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(room, account) DO UPDATE SET role = excluded.role, voiced = excluded.voiced
-                """, arguments: [m.room, m.account, m.role.rawValue, m.voiced, Millis.from(m.since)])
-            forget { $0.roles[StoreCache.Entries.roleKey(m.account, m.room)] = nil }
-        }
-    }
-
-    public func deleteMembership(room: String, account: String) throws {
-        try db.write { db in
-            try db.run(sql: "DELETE FROM memberships WHERE room = ? AND account = ?", arguments: [room, account])
-            forget { $0.roles[StoreCache.Entries.roleKey(account, room)] = nil }
-        }
-    }
-
-    private static func membership(_ row: Row) -> Membership {
-        Membership(room: row["room"], account: row["account"], role: Role(rawValue: row["role"]) ?? .member,
-                   voiced: row["voiced"], since: Millis.date(row["since"]))
     }
 }

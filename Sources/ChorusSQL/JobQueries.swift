@@ -1,0 +1,233 @@
+import ChorusCore
+import Foundation
+
+/// Jobs, their comments and asks, room settings, roles, time zones and the events the boards
+/// write, for both databases.
+public protocol SQLJobStore: JobStore, SQLDatabase {}
+
+extension SQLJobStore {
+    // MARK: Roles and room settings
+
+    public func role(of account: String, in room: String) throws -> Role? {
+        try cached(\.roles, StoreCache.Entries.roleKey(account, room)) {
+            try reading { c in
+                try c.rows("SELECT role FROM memberships WHERE room = ? AND account = ?", [Account.key(room), Account.key(account)])
+                    .first.flatMap { Role(rawValue: try $0.string("role")) }
+            }
+        }
+    }
+
+    public func roomSettings(_ room: String) throws -> RoomSettings {
+        try cached(\.settings, Account.key(room)) {
+            try reading { c in
+                var settings = RoomSettings()
+                if let row = try c.rows("SELECT visibility, creators, echo_commands, market, open FROM room_settings WHERE room = ?",
+                                        [Account.key(room)]).first {
+                    settings.visibility = RoomSettings.Visibility(rawValue: try row.string("visibility")) ?? .all
+                    settings.creators = RoomSettings.Creators(rawValue: try row.string("creators")) ?? .everyone
+                    settings.echoCommands = try row.bool("echo_commands")
+                    settings.market = try row.bool("market")
+                    settings.open = try row.bool("open")
+                }
+                return settings
+            }
+        }
+    }
+
+    public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
+        try writing { c in
+            try c.run("""
+                INSERT INTO room_settings (room, visibility, creators, echo_commands, market, open) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT (room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
+                  echo_commands = excluded.echo_commands, market = excluded.market, open = excluded.open
+                """, [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands,
+                      settings.market, settings.open])
+            forget { $0.settings[Account.key(room)] = nil }
+            return try EventRows.insert(event, c)
+        }
+    }
+
+    // MARK: Jobs
+
+    /// The id first: a versioned read adds the row's version last.
+    private static var jobColumns: String { "id, room, title, description, status, creator, assignee, due, created_at, updated_at, tasks, photos" }
+
+    public func job(_ id: Int64) throws -> Job? {
+        let read = {
+            try reading { c in
+                try c.rowsToChange("jobs", "SELECT \(Self.jobColumns)\(c.dialect.rowVersion("jobs")) FROM jobs WHERE id = ?", [id])
+                    .first.map(Self.job)
+            }
+        }
+        guard let cache, inTransaction else { return try read() }
+        return try cache.job(id, read: read)
+    }
+
+    public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
+        try writing { c in
+            // The job and its event, which names it: one round trip where the driver can.
+            let (id, saved) = try c.insert("""
+                INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
+                                  created_at, updated_at, tasks, photos)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, Self.values(of: job), event: event, eventJob: true)
+            var added = job
+            added.id = id
+            return (added, saved)
+        }
+    }
+
+    public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
+        try writing { c in
+            forget { $0.jobs[job.id] = nil }
+            return try c.change("jobs", id: job.id, set: """
+                room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
+                assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
+                """, Self.values(of: job), what: "job \(job.id)", events: events)
+        }
+    }
+
+    public func jobs(_ filter: JobFilter) throws -> [Job] {
+        try reading { c in
+            let condition = StoredFilters.jobs(filter, like: c.dialect.like)
+            return try c.rowsToChange("jobs", """
+                SELECT \(Self.jobColumns)\(c.dialect.rowVersion("jobs")) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?
+                """, condition.binds + [filter.limit, filter.offset]).map(Self.job)
+        }
+    }
+
+    public func countJobs(_ filter: JobFilter) throws -> Int {
+        try reading { c in
+            let condition = StoredFilters.jobs(filter, like: c.dialect.like)
+            return try c.rows("SELECT count(*) AS n FROM jobs WHERE \(condition.text)", condition.binds).first?.int("n") ?? 0
+        }
+    }
+
+    private static func values(of job: Job) -> [any SQLBindable] {
+        [job.room, job.title, job.description, job.status.rawValue, job.creator, Account.key(job.creator),
+         job.assignee, job.assignee.map(Account.key), job.due.map(Millis.from), Millis.from(job.createdAt),
+         Millis.from(job.updatedAt), StoredForm.list(job.tasks), StoredForm.list(job.photos)]
+    }
+
+    private static func job(_ row: any SQLRow) throws -> Job {
+        Job(id: try row.int64("id"), room: try row.string("room"), title: try row.string("title"), description: try row.string("description"),
+            status: Job.Status(rawValue: try row.string("status")) ?? .created, creator: try row.string("creator"),
+            assignee: try row.string("assignee"), due: try row.date("due"), createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at"), tasks: StoredForm.decodeList([Job.Task].self, try row.string("tasks")),
+            photos: StoredForm.decodeList([Job.Photo].self, try row.string("photos")))
+    }
+
+    // MARK: Comments
+
+    public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
+        try writing { c in
+            let (id, saved) = try c.insert("INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?)",
+                                           [comment.job, comment.author, comment.text, Millis.from(comment.at)], event: event, eventJob: false)
+            var added = comment
+            added.id = id
+            return (added, saved)
+        }
+    }
+
+    public func comments(of job: Int64, limit: Int) throws -> [Comment] {
+        try reading { c in
+            try c.rows("SELECT id, job, author, text, at FROM comments WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map {
+                Comment(id: try $0.int64("id"), job: try $0.int64("job"), author: try $0.string("author"), text: try $0.string("text"),
+                        at: try $0.date("at"))
+            }
+        }
+    }
+
+    // MARK: Asks
+
+    private static var askColumns: String { "id, room, kind, job, by, reason, state, decided_by, at" }
+
+    public func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event) {
+        try writing { c in
+            let id = try c.rows("""
+                INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                """, [ask.room, ask.kind.rawValue, ask.job, ask.by, ask.reason, ask.state.rawValue, ask.decidedBy, Millis.from(ask.at)])[0]
+                .int64("id") as Int64
+            var saved = ask
+            saved.id = id
+            var e = event
+            e.data["ask"] = String(id)
+            return (saved, try EventRows.insert(e, c))
+        }
+    }
+
+    public func ask(_ id: Int64) throws -> Ask? {
+        try asks(where: "id = ?", [id]).first
+    }
+
+    public func updateAsk(_ ask: Ask, event: Event) throws -> Event {
+        try writing { c in
+            try c.change("asks", id: ask.id, set: "state = ?, decided_by = ?", [ask.state.rawValue, ask.decidedBy], what: "ask \(ask.id)",
+                         events: [event])[0]
+        }
+    }
+
+    public func openAsks(in room: String) throws -> [Ask] {
+        try asks(where: "room = ? AND state = 'open' ORDER BY id", [Account.key(room)])
+    }
+
+    private func asks(where condition: String, _ binds: [any SQLBindable]) throws -> [Ask] {
+        try reading { c in
+            try c.rowsToChange("asks", "SELECT \(Self.askColumns)\(c.dialect.rowVersion("asks")) FROM asks WHERE \(condition)", binds).map { row in
+                Ask(id: try row.int64("id"), room: try row.string("room"), kind: Ask.Kind(rawValue: try row.string("kind")) ?? .work,
+                    job: try row.int64("job"), by: try row.string("by"), reason: try row.string("reason"),
+                    state: Ask.State(rawValue: try row.string("state")) ?? .open, decidedBy: try row.string("decided_by"), at: try row.date("at"))
+            }
+        }
+    }
+
+    // MARK: Time zones
+
+    public func timeZone(of account: String) throws -> String? {
+        try cached(\.timeZones, Account.key(account)) {
+            try reading { c in
+                try c.rows("SELECT time_zone FROM account_settings WHERE account = ?", [Account.key(account)]).first.flatMap { try $0.string("time_zone") }
+            }
+        }
+    }
+
+    public func setTimeZone(_ identifier: String?, of account: String) throws {
+        try writing { c in
+            try c.run("""
+                INSERT INTO account_settings (account, time_zone) VALUES (?, ?)
+                ON CONFLICT (account) DO UPDATE SET time_zone = excluded.time_zone
+                """, [Account.key(account), identifier])
+            forget { $0.timeZones[Account.key(account)] = nil }
+        }
+    }
+
+    // MARK: Events
+
+    public func insertEvents(_ events: [Event]) throws -> [Event] {
+        try writing { c in try EventRows.insert(events, c) }
+    }
+
+    public func events(of job: Int64, limit: Int) throws -> [Event] {
+        try reading { c in
+            try c.rows("SELECT \(EventRows.columns) FROM events WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map(EventRows.event)
+        }
+    }
+
+    public func queueEvent(_ eventID: Int64, for account: String) throws {
+        try writing { c in
+            try c.run("INSERT INTO queued_events (account, event) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), eventID])
+        }
+    }
+
+    public func takeQueuedEvents(for account: String) throws -> [Event] {
+        let key = Account.key(account)
+        return try writing { c in
+            let events = try c.rows("""
+                SELECT \(EventRows.columns) FROM queued_events JOIN events ON events.id = queued_events.event
+                WHERE queued_events.account = ? ORDER BY events.id
+                """, [key]).map(EventRows.event)
+            try c.run("DELETE FROM queued_events WHERE account = ?", [key])
+            return events
+        }
+    }
+}
