@@ -52,7 +52,8 @@ public protocol JobStore: Sendable {
 
     /// Events for an account that was offline when they happened, oldest first, and forget them.
     func takeQueuedEvents(for account: String) throws -> [Event]
-    func queueEvent(_ eventID: Int64, for account: String) throws
+    /// Keeps the event for each of `accounts` (keys) until they take it.
+    func queueEvent(_ eventID: Int64, for accounts: [String]) throws
 }
 
 /// What the chore and list rules need from storage; each write stores its events in the same transaction.

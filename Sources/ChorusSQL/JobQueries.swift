@@ -213,9 +213,16 @@ extension SQLJobStore {
         }
     }
 
-    public func queueEvent(_ eventID: Int64, for account: String) throws {
+    public func queueEvent(_ eventID: Int64, for accounts: [String]) throws {
         try writing { c in
-            try c.run("INSERT INTO queued_events (account, event) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), eventID])
+            // A new request may reach a thousand contractors: a statement per few hundred, not per account.
+            for start in stride(from: 0, to: accounts.count, by: 400) {
+                let chunk = accounts[start..<min(accounts.count, start + 400)]
+                try c.run("""
+                    INSERT INTO queued_events (account, event) VALUES \(Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", "))
+                    ON CONFLICT DO NOTHING
+                    """, chunk.flatMap { [Account.key($0), eventID] as [any SQLBindable] })
+            }
         }
     }
 

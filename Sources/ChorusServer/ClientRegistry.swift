@@ -1,4 +1,5 @@
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
 
 /// Who is connected: every connection, the registered ones by nick, the logged-in ones by account,
@@ -6,6 +7,12 @@ import Foundation
 /// the server's loop and changes only through these methods, so the counts cannot drift from the
 /// tables.
 struct ClientRegistry {
+    /// The accounts with a session, as the Workspace reads them (shared with `RemotePresence`).
+    let connected: ConnectedAccounts
+
+    init(connected: ConnectedAccounts) {
+        self.connected = connected
+    }
     private(set) var clients: [ObjectIdentifier: Client] = [:]
     /// Registered clients by folded nick.
     private(set) var nicks: [String: Client] = [:]
@@ -50,12 +57,17 @@ struct ClientRegistry {
         unregisteredCount -= 1
         nicks[client.nickKey] = client
         peakUsers = max(peakUsers, nicks.count)
-        if let key = client.account?.key { sessions[key, default: []].append(client) }
+        if let key = client.account?.key { startSession(client, key) }
     }
 
     /// A registered client logged in.
     mutating func logIn(_ client: Client, account key: String) {
+        startSession(client, key)
+    }
+
+    private mutating func startSession(_ client: Client, _ key: String) {
         sessions[key, default: []].append(client)
+        connected.connect(key)
     }
 
     /// A registered client takes a new nick; the old one goes to WHOWAS.
@@ -81,6 +93,7 @@ struct ClientRegistry {
         if let key = client.account?.key {
             sessions[key]?.removeAll { $0 === client }
             if sessions[key]?.isEmpty == true { sessions[key] = nil }
+            connected.disconnect(key)
         }
         remember(client, at: time)
         return true

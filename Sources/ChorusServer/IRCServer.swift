@@ -52,7 +52,7 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     /// Who is connected, by connection, nick and account.
-    var registry = ClientRegistry()
+    var registry: ClientRegistry
     /// Who watches which nick (MONITOR).
     var monitors = Monitors()
     var rooms: [String: LiveRoom] = [:]
@@ -109,7 +109,7 @@ public final class IRCServer: @unchecked Sendable {
     /// Who is connected to the other processes, and this process's place among them; nil with a
     /// store of one process's own (SQLite).
     let sharedPresence: (any SharedPresence)?
-    var remote = RemotePresence()
+    var remote: RemotePresence
     /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
     var published: [ObjectIdentifier: PresenceRecord] = [:]
     var heartbeatTask: RepeatedTask?
@@ -126,11 +126,14 @@ public final class IRCServer: @unchecked Sendable {
         self.accounts = Accounts(store: store, hasher: PasswordHasher(logRounds: config.passwordCost), now: now,
                                  minimumPasswordLength: config.passwordMinLength)
         self.wording = IRCEventWording(timeZone: config.timeZone, now: now)
+        let connected = ConnectedAccounts()
+        self.registry = ClientRegistry(connected: connected)
+        self.remote = RemotePresence(connected: connected)
         self.workspace = Workspace(
             store: store,
             settings: .init(timeZone: config.timeZone, reminderInterval: config.reminderInterval,
                             serviceNick: config.serviceNick, serviceSource: "\(config.serviceNick)!bot@\(config.serverName)"),
-            wording: wording, now: now, logger: logger)
+            wording: wording, connected: connected, now: now, logger: logger)
         self.newSecret = newSecret
         self.sharedPresence = store as? any SharedPresence
         // One loop: see the type's comment.

@@ -15,6 +15,9 @@ public struct Delivery: Sendable {
     public let tags: [(String, String)]?
     /// Account keys told directly, each unless they heard the room's line.
     public let direct: [String]
+    /// Those of `direct` who were not connected when the change committed: the event was queued
+    /// for them in its transaction, and waits for them there.
+    public let queued: Set<String>
     /// The asker's time zone, for the copy the asker gets (times in the lines they read).
     public let actorTimeZone: TimeZone?
 

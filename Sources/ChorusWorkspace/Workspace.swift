@@ -65,9 +65,15 @@ public final class Workspace: @unchecked Sendable {
         case read(@Sendable (any ChorusStorage) -> Void)
     }
 
-    public init(store: any ChorusStorage, settings: Settings, wording: any EventWording,
+    /// Who can be told events as they happen, where the transport keeps it: those who cannot have
+    /// each event queued in its command's transaction. Without it, the transport queues what it
+    /// could not deliver.
+    let connected: ConnectedAccounts?
+
+    public init(store: any ChorusStorage, settings: Settings, wording: any EventWording, connected: ConnectedAccounts? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus.workspace")) {
         self.store = store
+        self.connected = connected
         self.othersWrite = store is any SharedLog
         self.settings = settings
         self.wording = wording
@@ -381,8 +387,11 @@ public final class Workspace: @unchecked Sendable {
                 var seen = Set<String>(minimumCapacity: told.count)  // a new request told to a thousand contractors
                 for key in told.map(Account.key) where seen.insert(key).inserted { direct.append(key) }
             }
+            // Those who cannot hear it now find it waiting when they come back, committed with the change.
+            let queued = connected?.notConnected(among: direct) ?? []
+            if !queued.isEmpty { try tx.queueEvent(event.id, for: queued) }
             return Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
-                            actorTimeZone: outcome.timeZone)
+                            queued: Set(queued), actorTimeZone: outcome.timeZone)
         }
         return deliveries
     }

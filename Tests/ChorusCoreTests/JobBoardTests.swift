@@ -154,7 +154,7 @@ final class JobBoardTests: XCTestCase {
     func testEventsAndQueueSurviveInTheStore() throws {
         let id = try board.add(title: "Label prices", assignee: "mel", in: "#shop", by: "mona").job!.id
         let event = try board.move(id, to: .inProgress, by: "mel").events[0]
-        try store.queueEvent(event.id, for: "mona")
+        try store.queueEvent(event.id, for: ["mona"])
         XCTAssertEqual(try store.takeQueuedEvents(for: "MONA").map(\.id), [event.id])
         XCTAssertEqual(try store.takeQueuedEvents(for: "mona"), [], "queued events are delivered once")
     }

@@ -350,7 +350,7 @@ final class StoreTests: XCTestCase {
         try queue.close()
         let store = try SQLiteStore(path: path)
         XCTAssertEqual(try store.openAsks(in: "#c").map(\.reason), ["bored"])
-        try store.queueEvent(1, for: "ann")
+        try store.queueEvent(1, for: ["ann"])
         let event = try XCTUnwrap(store.takeQueuedEvents(for: "ann").first)
         XCTAssertEqual(event.type, EventType.askOpened)
         XCTAssertEqual(event.data["ask"], "1")

@@ -94,6 +94,43 @@ final class WorkspaceTests: XCTestCase {
         return outcomes.withLock { o in bodies.indices.map { o[$0]! } }
     }
 
+    func testAnEventIsQueuedForWhoeverIsNotConnectedInItsCommandsTransaction() throws {
+        // A transport that keeps who is connected: ann is, ben is not.
+        workspace.waitUntilWritten()
+        let connected = ConnectedAccounts()
+        connected.connect("ann")
+        let t0 = self.t0
+        workspace = Workspace(store: store, settings: .init(timeZone: TimeZone(identifier: "UTC")!, reminderInterval: 3600,
+                                                            serviceNick: "Chorus", serviceSource: "Chorus!bot@test"),
+                              wording: Words(), connected: connected, now: { t0 })
+        workspace.add(sink)
+        // No sink queues anything here: what is queued, the command's transaction wrote.
+        _ = run { boards in
+            Outcome(events: try boards.jobs.add(title: "Fix the sink", assignee: "ben", in: "#flat", by: "ann").events)
+        }
+        let delivery = try XCTUnwrap(sink.all.last?.deliveries.first)
+        XCTAssertEqual(delivery.queued, ["ben"], "the delivery says who has it waiting")
+        let waiting = try store.takeQueuedEvents(for: "ben")
+        XCTAssertEqual(waiting.map(\.id), [delivery.event.id], "ben, not connected, finds it queued")
+
+        // Connected now: told as it happens, and nothing waits.
+        connected.connect("ben")
+        _ = run { boards in
+            Outcome(events: try boards.jobs.add(title: "Fix the tap", assignee: "ben", in: "#flat", by: "ann").events)
+        }
+        XCTAssertEqual(sink.all.last?.deliveries.first?.queued, [])
+        XCTAssertEqual(try store.takeQueuedEvents(for: "ben"), [])
+
+        // A refused command queues nothing: the queue is taken back with it.
+        connected.disconnect("ben")
+        let refused = run { boards in
+            _ = try boards.jobs.add(title: "Never", assignee: "ben", in: "#flat", by: "ann")
+            return .refusal("changed my mind")
+        }
+        XCTAssertTrue(refused.refused)
+        XCTAssertEqual(try store.takeQueuedEvents(for: "ben"), [])
+    }
+
     func testACommandsEventIsStoredWithItsRoomLineAndPlannedOnce() throws {
         let origin = Origin()
         let outcome = run({ boards in

@@ -1,10 +1,17 @@
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 
 /// The users connected to the other processes on a shared store, as their latest records say:
 /// by connection, nick, account and room. It lives on the server's loop, beside `ClientRegistry`,
 /// and changes only through `replace` and `remove`, so the indexes cannot drift from the records.
 struct RemotePresence {
+    /// The accounts with a session, as the Workspace reads them (shared with `ClientRegistry`).
+    let connected: ConnectedAccounts
+
+    init(connected: ConnectedAccounts) {
+        self.connected = connected
+    }
     private(set) var users: [String: PresenceRecord] = [:]
     /// Connections by folded nick.
     private var nicks: [String: String] = [:]
@@ -37,7 +44,10 @@ struct RemotePresence {
         let old = remove(record.connection)
         users[record.connection] = record
         nicks[record.nickKey] = record.connection
-        if let account = record.account { accounts[Account.key(account), default: []].insert(record.connection) }
+        if let account = record.account {
+            accounts[Account.key(account), default: []].insert(record.connection)
+            connected.connect(Account.key(account))
+        }
         for room in record.rooms.keys { rooms[room, default: []].insert(record.connection) }
         if record.modes.contains("i") { invisibleCount += 1 }
         if record.modes.contains("o") { operCount += 1 }
@@ -53,6 +63,7 @@ struct RemotePresence {
             let key = Account.key(account)
             accounts[key]?.remove(connection)
             if accounts[key]?.isEmpty == true { accounts[key] = nil }
+            connected.disconnect(key)
         }
         for room in old.rooms.keys {
             rooms[room]?.remove(connection)

@@ -112,13 +112,15 @@ extension IRCServer {
         }
         var offline: [String] = []
         defer {
-            // One write for everyone who is away (a new request may concern thousands of contractors).
+            // Gone between the commit and now: queued here, in one write for all of them.
             if !offline.isEmpty {
                 let id = event.id, away = offline
-                persist("queued event") { store in for key in away { try store.queueEvent(id, for: key) } }
+                persist("queued event") { store in try store.queueEvent(id, for: away) }
             }
         }
-        for key in delivery.direct where !heardInRoom(key) {
+        // Those who were not connected at the commit find the event queued for them: told now
+        // too (they may have just come in), they would hear it twice.
+        for key in delivery.direct where !heardInRoom(key) && !delivery.queued.contains(key) {
             guard let clients = registry.sessions[key], !clients.isEmpty else {
                 let elsewhere = remote.users(ofAccount: key)
                 if elsewhere.isEmpty {
