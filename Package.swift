@@ -46,7 +46,7 @@ let package = Package(
         .target(
             name: "ChorusPostgres",
             dependencies: [
-                "ChorusCore", "ChorusSQL", "ChorusStore",
+                "ChorusCore", "ChorusSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -1,5 +1,4 @@
 import ChorusCore
-import ChorusStore
 import Foundation
 import PostgresNIO
 import ChorusSQL

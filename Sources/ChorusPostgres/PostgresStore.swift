@@ -1,6 +1,5 @@
 import ChorusCore
 import ChorusSQL
-import ChorusStore
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -9,8 +8,8 @@ import NIOPosix
 import PostgresNIO
 
 /// The PostgreSQL store: the same store protocols as SQLite's, on a database its operator runs,
-/// backs up and replicates with PostgreSQL's own tools. Its schema and migrations are its own
-/// (`PostgresSchema`); what a row holds is written the same way as in SQLite (`StoredForm`, `Millis`).
+/// backs up and replicates with PostgreSQL's own tools. Its queries and migrations are SQLite's too
+/// (ChorusSQL), so a row holds the same values in either.
 ///
 /// Store methods are synchronous, as the protocols say: each takes a connection from a small pool,
 /// runs its statements on NIO's shared event loops and blocks until they answer, so callers must

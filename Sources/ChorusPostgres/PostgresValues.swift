@@ -1,4 +1,3 @@
-import ChorusStore
 import Foundation
 import PostgresNIO
 import ChorusSQL
