@@ -48,6 +48,10 @@ extension Bot {
                     + (t.lastUsedAt.map { "last used \(at.format($0, now: inv.now))" } ?? "never used")
             })
         case "new":
+            // Said in a room, the answer would be the room's to read.
+            guard inv.inPrivate else {
+                throw UsageError("A token is a secret: make it in a private message to me, not in a room. Nothing was made.")
+            }
             let secret = newSecret()
             let token: AccountToken
             do {
