@@ -43,6 +43,37 @@ public final class StoreCache: Sendable {
         return job
     }
 
+    // One reader for each kind of entry, each its own code: one generic over a key path
+    // instantiated the key path on every read, an eighth of a `!comment`'s time on the writer.
+
+    public func role(_ key: String, read: () throws -> Role?) rethrows -> Role? {
+        if let known = with({ $0.roles[key] }) { return known }
+        let role = try read()
+        with { $0.roles[key] = .some(role) }
+        return role
+    }
+
+    public func settings(_ key: String, read: () throws -> RoomSettings) rethrows -> RoomSettings {
+        if let known = with({ $0.settings[key] }) { return known }
+        let settings = try read()
+        with { $0.settings[key] = settings }
+        return settings
+    }
+
+    public func roomName(_ key: String, read: () throws -> String?) rethrows -> String? {
+        if let known = with({ $0.roomNames[key] }) { return known }
+        let name = try read()
+        with { $0.roomNames[key] = .some(name) }
+        return name
+    }
+
+    public func timeZone(_ key: String, read: () throws -> String?) rethrows -> String? {
+        if let known = with({ $0.timeZones[key] }) { return known }
+        let zone = try read()
+        with { $0.timeZones[key] = .some(zone) }
+        return zone
+    }
+
     public func forgetAll() {
         entries.withLock { $0 = Entries() }
     }

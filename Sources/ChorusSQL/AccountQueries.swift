@@ -9,10 +9,10 @@ extension SQLAccountStore {
 
     public func insertToken(_ token: AccountToken) throws -> AccountToken {
         try writing { c in
-            let rows = try c.rows("INSERT INTO account_tokens (account, label, digest, created_at) VALUES (?, ?, ?, ?) RETURNING id",
+            let id = try c.insert("INSERT INTO account_tokens (account, label, digest, created_at) VALUES (?, ?, ?, ?)",
                                   [token.account, token.label, token.digest, Millis.from(token.createdAt)])
             var saved = token
-            saved.id = try rows[0].int64("id")
+            saved.id = id
             return saved
         }
     }

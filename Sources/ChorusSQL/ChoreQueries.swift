@@ -61,11 +61,11 @@ extension SQLChoreStore {
     public func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event]) {
         try writing { c in
             var saved = chore
-            saved.id = try c.rows("""
+            saved.id = try c.insert("""
                 INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
                                     last_reminder, room_told_overdue, swap_from, swap_to, passed_over)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-                """, Self.values(of: chore))[0].int64("id")
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """, Self.values(of: chore))
             return (saved, try EventRows.insert(events, c))
         }
     }

@@ -9,6 +9,7 @@ public enum EventRows {
     /// `INSERT` of an event, before its `VALUES` (`row` for one, with `values(of:)`).
     public static let insert = "INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request)"
     public static let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    private static let insertOne = "\(insert) VALUES \(row)"
 
     public static func values(of event: Event) -> [any SQLBindable] {
         [event.type, event.room, event.job, event.actor, StoredForm.json(event.data), Millis.from(event.at),
@@ -18,7 +19,7 @@ public enum EventRows {
     /// Writes `event`, giving it its id.
     public static func insert(_ event: Event, _ c: any SQLConnection) throws -> Event {
         var saved = event
-        saved.id = try c.rows("\(insert) VALUES \(row) RETURNING id", values(of: event))[0].int64("id")
+        saved.id = try c.insert(insertOne, values(of: event))
         return saved
     }
 

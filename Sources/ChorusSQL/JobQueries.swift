@@ -9,16 +9,18 @@ extension SQLJobStore {
     // MARK: Roles and room settings
 
     public func role(of account: String, in room: String) throws -> Role? {
-        try cached(\.roles, StoreCache.Entries.roleKey(account, room)) {
+        let read = {
             try reading { c in
                 try c.rows("SELECT role FROM memberships WHERE room = ? AND account = ?", [Account.key(room), Account.key(account)])
                     .first.flatMap { Role(rawValue: try $0.string("role")) }
             }
         }
+        guard let cache else { return try read() }
+        return try cache.role(StoreCache.Entries.roleKey(account, room), read: read)
     }
 
     public func roomSettings(_ room: String) throws -> RoomSettings {
-        try cached(\.settings, Account.key(room)) {
+        let read = {
             try reading { c in
                 var settings = RoomSettings()
                 if let row = try c.rows("SELECT visibility, creators, echo_commands, market, open FROM room_settings WHERE room = ?",
@@ -32,6 +34,8 @@ extension SQLJobStore {
                 return settings
             }
         }
+        guard let cache else { return try read() }
+        return try cache.settings(Account.key(room), read: read)
     }
 
     public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
@@ -144,10 +148,8 @@ extension SQLJobStore {
 
     public func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event) {
         try writing { c in
-            let id = try c.rows("""
-                INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
-                """, [ask.room, ask.kind.rawValue, ask.job, ask.by, ask.reason, ask.state.rawValue, ask.decidedBy, Millis.from(ask.at)])[0]
-                .int64("id") as Int64
+            let id = try c.insert("INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                                  [ask.room, ask.kind.rawValue, ask.job, ask.by, ask.reason, ask.state.rawValue, ask.decidedBy, Millis.from(ask.at)])
             var saved = ask
             saved.id = id
             var e = event
@@ -184,11 +186,13 @@ extension SQLJobStore {
     // MARK: Time zones
 
     public func timeZone(of account: String) throws -> String? {
-        try cached(\.timeZones, Account.key(account)) {
+        let read = {
             try reading { c in
                 try c.rows("SELECT time_zone FROM account_settings WHERE account = ?", [Account.key(account)]).first.flatMap { try $0.string("time_zone") }
             }
         }
+        guard let cache else { return try read() }
+        return try cache.timeZone(Account.key(account), read: read)
     }
 
     public func setTimeZone(_ identifier: String?, of account: String) throws {

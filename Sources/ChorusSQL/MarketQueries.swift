@@ -63,13 +63,13 @@ extension SQLMarketStore {
 
     public func insertRequest(_ r: ServiceRequest) throws -> ServiceRequest {
         try writing { c in
-            let rows = try c.rows("""
+            let id = try c.insert("""
                 INSERT INTO service_requests (customer, customer_key, category, description, "window", window_end, budget, place,
                   estimate, status, contractor, contractor_key, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, Self.values(of: r))
             var saved = r
-            saved.id = try rows[0].int64("id")
+            saved.id = id
             return saved
         }
     }

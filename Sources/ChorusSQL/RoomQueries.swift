@@ -99,9 +99,11 @@ extension SQLRoomStore {
     }
 
     public func roomName(_ key: String) throws -> String? {
-        try cached(\.roomNames, Account.key(key)) {
+        let read = {
             try reading { c in try c.rows("SELECT name FROM rooms WHERE key = ?", [Account.key(key)]).first.flatMap { try $0.string("name") } }
         }
+        guard let cache else { return try read() }
+        return try cache.roomName(Account.key(key), read: read)
     }
 
     /// Holds the room until the transaction ends, where other processes may decide about it

@@ -109,11 +109,11 @@ extension SQLTimeStore {
     public func insertPlanBlock(_ b: PlanBlock) throws -> PlanBlock {
         try writing { c in
             // Weekdays as bits 1 (Sunday) to 7 (Saturday).
-            let rows = try c.rows("""
-                INSERT INTO time_plan (account_key, account, mode, days, start_minute, end_minute) VALUES (?, ?, ?, ?, ?, ?) RETURNING id
+            let id = try c.insert("""
+                INSERT INTO time_plan (account_key, account, mode, days, start_minute, end_minute) VALUES (?, ?, ?, ?, ?, ?)
                 """, [Account.key(b.account), b.account, b.mode, b.days.reduce(0) { $0 | (1 << $1) }, b.start, b.end])
             var saved = b
-            saved.id = try rows[0].int64("id")
+            saved.id = id
             return saved
         }
     }
@@ -134,13 +134,13 @@ extension SQLTimeStore {
 
     public func insertEntry(_ e: TimeEntry) throws -> TimeEntry {
         try writing { c in
-            let rows = try c.rows("""
+            let id = try c.insert("""
                 INSERT INTO time_entries (account_key, account, mode, job, room, start_at, end_at, note, left_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """, [Account.key(e.account), e.account, e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note,
                       e.leftAt.map(Millis.from)])
             var saved = e
-            saved.id = try rows[0].int64("id")
+            saved.id = id
             return saved
         }
     }
