@@ -48,7 +48,8 @@ extension Bot {
                     + (t.lastUsedAt.map { "last used \(at.format($0, now: inv.now))" } ?? "never used")
             })
         case "new":
-            // Said in a room, the answer would be the room's to read.
+            // An answer to a room command is sent to the asker alone but shown in the room's
+            // window, where screens are shared and clients keep their channel logs.
             guard inv.inPrivate else {
                 throw UsageError("A token is a secret: make it in a private message to me, not in a room. Nothing was made.")
             }
