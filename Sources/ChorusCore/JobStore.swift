@@ -54,6 +54,13 @@ public protocol JobStore: Sendable {
     func takeQueuedEvents(for account: String) throws -> [Event]
     /// Keeps the event for each of `accounts` (keys) until they take it.
     func queueEvent(_ eventID: Int64, for accounts: [String]) throws
+
+    /// Events after `position` (an event id), oldest first, at most `limit`: those of `rooms`
+    /// (keys), those `account` (a key) is concerned by, and those without a room it made. Who
+    /// may read each is the caller's to decide (`Audience`); this only narrows the search.
+    func events(after position: Int64, rooms: [String], account: String, limit: Int) throws -> [Event]
+    /// The ids of the events after `position`, at most `limit`: where one is missing.
+    func eventIDs(after position: Int64, limit: Int) throws -> [Int64]
 }
 
 /// What the chore and list rules need from storage; each write stores its events in the same transaction.

@@ -217,6 +217,25 @@ extension SQLJobStore {
         }
     }
 
+    public func events(after position: Int64, rooms: [String], account: String, limit: Int) throws -> [Event] {
+        try reading { c in
+            // Concerns are names as typed, in a JSON list: lowercased, a key is found between quotes.
+            let inRooms = rooms.isEmpty ? "" : "room IN (\(rooms.map { _ in "?" }.joined(separator: ", "))) OR "
+            return try c.rows("""
+                SELECT \(EventRows.columns) FROM events
+                WHERE id > ? AND (\(inRooms)\(c.dialect.instr)(lower(concerns), ?) > 0 OR (room IS NULL AND lower(actor) = ?))
+                ORDER BY id LIMIT ?
+                """, [position] + rooms.map { $0 as any SQLBindable } + ["\"\(account)\"", account, max(0, limit)])
+                .map(EventRows.event)
+        }
+    }
+
+    public func eventIDs(after position: Int64, limit: Int) throws -> [Int64] {
+        try reading { c in
+            try c.rows("SELECT id FROM events WHERE id > ? ORDER BY id LIMIT ?", [position, max(0, limit)]).map { try $0.int64("id") }
+        }
+    }
+
     public func queueEvent(_ eventID: Int64, for accounts: [String]) throws {
         try writing { c in
             // A new request may reach a thousand contractors: a statement per few hundred, not per account.

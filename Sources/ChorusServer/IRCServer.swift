@@ -56,6 +56,8 @@ public final class IRCServer: @unchecked Sendable {
     /// Who watches which nick (MONITOR).
     var monitors = Monitors()
     var rooms: [String: LiveRoom] = [:]
+    /// The JSON API (`/api/v1/…`), on the loop.
+    lazy var api = WebAPI(server: self)
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
     var heldLive: [ObjectIdentifier: ByteBuffer] = [:]

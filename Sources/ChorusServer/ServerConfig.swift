@@ -80,6 +80,8 @@ public struct ServerConfig: Sendable {
     /// Accounts one address may make (REGISTER) in an hour; its network (an IPv4 /24, an IPv6 /64)
     /// four times as many. 0: no limit.
     public var registrationsPerHour = 5
+    /// Requests a token may make to the JSON API in a second, saving up twice as many. 0: no limit.
+    public var apiRequestsPerSecond = 200
     /// Lines replayed on JOIN to clients without `draft/chathistory`.
     public var historyReplayLines = 20
     /// The largest page a CHATHISTORY request returns.
@@ -117,6 +119,7 @@ public struct ServerConfig: Sendable {
         maxConnectionsPerIP = 0
         floodBurst = 0
         registrationsPerHour = 0
+        apiRequestsPerSecond = 0
         sendQueueBytes = 64 * 1024 * 1024
     }
 
@@ -229,6 +232,7 @@ extension ServerConfig {
                 guard ["open", "members"].contains(value) else { throw ConfigError("\(path):\(number + 1): rooms is open or members, not \(value)") }
                 roomsOpen = value == "open"
             case "registrations-per-hour": registrationsPerHour = try int()
+            case "api-rate": apiRequestsPerSecond = try int()
             case "history-replay": historyReplayLines = try int()
             case "history-page-limit": historyPageLimit = max(1, try int())
             case "ping-interval": pingInterval = try seconds()

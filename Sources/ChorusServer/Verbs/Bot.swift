@@ -17,20 +17,7 @@ extension IRCServer {
         guard let account = client.account else {
             return answer("Log in to use commands: REGISTER <name> * <password> makes an account; SASL or PASS logs in.", in: reply, room: room?.name)
         }
-        var myRooms: [String: String] = [:]
-        for live in rooms.values where live.memberships[account.key] != nil { myRooms[live.key] = live.name }
-        // Only the nicks this line mentions, so a command costs nothing per connected client.
-        var online: [String: String] = [:]
-        for word in text.split(separator: " ").prefix(16) {
-            let nick = Names.fold(word.hasPrefix("@") || word.hasPrefix("assignee:") ?
-                String(word.drop(while: { $0 != "@" && $0 != ":" }).dropFirst()) : String(word))
-            if let a = registry.nicks[nick]?.account { online[nick] = a.name }
-        }
-        online[client.nickKey] = account.name
-        var invocation = Invocation(account: account.name, nick: client.nick,
-                                    room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
-                                    onlineAccounts: online, timeZone: config.timeZone, now: now())
-        invocation.roomsOpenByDefault = config.roomsOpen
+        let invocation = self.invocation(for: account.name, nick: client.nick, text: text, in: room)
         // Once the batch has committed, its events and effects have been carried out (the asker's
         // own copies of the events wait in its reply, after the answer): then the answer.
         let started = NIODeadline.now()
@@ -39,6 +26,25 @@ extension IRCServer {
             self.metrics.commandRan(Bot.commandName(of: text) ?? "unknown", outcome: outcome.refused ? "refused" : "ok")
             for line in outcome.replies { self.answer(line, in: reply, room: room?.name) }
         }
+    }
+
+    /// Who runs `text`, where, and what the bot may know about them, as the server stands now.
+    func invocation(for account: String, nick: String, text: String, in room: LiveRoom?) -> Invocation {
+        let key = Account.key(account)
+        var myRooms: [String: String] = [:]
+        for live in rooms.values where live.memberships[key] != nil { myRooms[live.key] = live.name }
+        // Only the nicks this line mentions, so a command costs nothing per connected client.
+        var online: [String: String] = [:]
+        for word in text.split(separator: " ").prefix(16) {
+            let nick = Names.fold(word.hasPrefix("@") || word.hasPrefix("assignee:") ?
+                String(word.drop(while: { $0 != "@" && $0 != ":" }).dropFirst()) : String(word))
+            if let a = registry.nicks[nick]?.account { online[nick] = a.name }
+        }
+        online[Names.fold(nick)] = account
+        var invocation = Invocation(account: account, nick: nick, room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
+                                    onlineAccounts: online, timeZone: config.timeZone, now: now())
+        invocation.roomsOpenByDefault = config.roomsOpen
+        return invocation
     }
 
     /// A line from the bot to the asker alone, with the same `account` tag as its room events.

@@ -20,15 +20,15 @@ struct WebResponse {
 }
 
 /// The web side's plain HTTP requests (those that do not become a WebSocket): the web client's
-/// files, health, and the refusals of what no route takes. One request at a time per connection
-/// (NIO's pipelining helper holds the next).
+/// files, health, the JSON API, and the refusals of what no route takes. One request at a time
+/// per connection (NIO's pipelining helper holds the next).
 final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     /// A request's target past this length is refused (414); no route has a longer one.
     static let maxTarget = 2048
-    /// Bodies are not read by any route; one this long is refused (413) rather than drained.
+    /// Only the API reads a body (a command); one longer than this is refused (413) rather than drained.
     static let maxBody = 16 * 1024
     /// A connection that sends no whole request for this long is closed.
     static let idleTimeout = TimeAmount.seconds(30)
@@ -36,6 +36,7 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
     private let server: IRCServer
     private let proxied: ProxiedAddress
     private var head: HTTPRequestHead?
+    private var body: ByteBuffer?
     private var bodyBytes = 0
     private var idle: Scheduled<Void>?
 
@@ -61,6 +62,7 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let request):
             head = request
+            body = nil
             bodyBytes = 0
             if request.uri.utf8.count > Self.maxTarget {
                 head = nil
@@ -68,15 +70,23 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .body(let part):
             guard head != nil else { return }
+            var part = part
             bodyBytes += part.readableBytes
             if bodyBytes > Self.maxBody {
                 head = nil
-                respond(.text(.payloadTooLarge, "No address here takes a body.", closes: true), keepAlive: false, context: context)
+                body = nil
+                respond(.text(.payloadTooLarge, "A body here is at most \(Self.maxBody / 1024) KiB.", closes: true), keepAlive: false, context: context)
+            } else if body == nil {
+                body = part
+            } else {
+                body!.writeBuffer(&part)
             }
         case .end:
             guard let request = head else { return }
             head = nil
-            answer(request, context: context)
+            let received = body
+            body = nil
+            answer(request, body: received, context: context)
         }
     }
 
@@ -96,15 +106,16 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
         respond(response, keepAlive: false, context: context)
     }
 
-    private func answer(_ request: HTTPRequestHead, context: ChannelHandlerContext) {
+    private func answer(_ request: HTTPRequestHead, body: ByteBuffer?, context: ChannelHandlerContext) {
         let keepAlive = request.isKeepAlive
-        guard request.method == .GET || request.method == .HEAD else {
+        let api = Self.path(of: request.uri).hasPrefix("/api/")
+        guard request.method == .GET || request.method == .HEAD || api else {
             var response = WebResponse.text(.methodNotAllowed, "Only GET and HEAD are served here.")
             response.headers.add(name: "Allow", value: "GET, HEAD")
             return respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        server.webResponse(to: request, from: proxied.peer(of: context.channel)).whenComplete { result in
+        server.webResponse(to: request, body: body, from: proxied.peer(of: context.channel)).whenComplete { result in
             let (handler, context) = loopBound.value
             let response = (try? result.get()) ?? .text(.internalServerError, "Something went wrong; it is logged.")
             handler.respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)

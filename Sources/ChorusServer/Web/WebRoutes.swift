@@ -5,8 +5,9 @@ import NIOHTTP1
 /// Every address the web side serves, in one place. `/socket` is taken by the WebSocket upgrade
 /// before a request gets here; what reaches it here is a request that could not be upgraded.
 extension IRCServer {
-    func webResponse(to request: HTTPRequestHead, from peer: SocketAddress?) -> EventLoopFuture<WebResponse> {
+    func webResponse(to request: HTTPRequestHead, body: ByteBuffer?, from peer: SocketAddress?) -> EventLoopFuture<WebResponse> {
         let path = WebRequests.path(of: request.uri)
+        if path.hasPrefix("/api/") { return api.respond(to: request, body: body) }
         switch path {
         case "/health":
             return loop.makeSucceededFuture(.text(.ok, "alive"))

@@ -1,0 +1,466 @@
+import ChorusBot
+import ChorusCore
+import ChorusIRC
+import ChorusWorkspace
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// The JSON API at `/api/v1/…`, for bots and scripts (API.md is its reference). A request names
+/// its account by a token (`Authorization: Bearer chorus-…`, the tokens `!token new` makes), and
+/// every answer holds what that account would hear over IRC: its rooms' events as their audience
+/// allows, and what it is told directly. Commands go through the Workspace as typed ones do.
+///
+/// Lives on the server's loop; reads of the store run on the background pool, beside the writer.
+final class WebAPI {
+    unowned let server: IRCServer
+    private var buckets: [Int64: RequestBucket] = [:]
+    /// Feed requests waiting for an event (`wait=`), woken by each committed batch.
+    private var waiting: [FeedWaiter] = []
+    private var waitTicker: RepeatedTask?
+    /// When this process first saw each gap in the event ids (PostgreSQL: a transaction with an
+    /// earlier id may not have committed yet).
+    private var gapsSeen: [Int64: NIODeadline] = [:]
+    /// When each token's use was last noted in the store (noted at most once a minute).
+    private var usesNoted: [Int64: NIODeadline] = [:]
+
+    /// The most events one answer holds, and the longest a feed request waits for one.
+    static let maxEvents = 500
+    static let maxWait = 30
+    /// How long a gap in the event ids is waited for before the feed passes it (longer than a batch).
+    static let gapPatience = TimeAmount.seconds(5)
+
+    init(server: IRCServer) {
+        self.server = server
+    }
+
+    struct Caller {
+        let account: String
+        let key: String
+        let token: Int64
+    }
+
+    struct Request {
+        let head: HTTPRequestHead
+        let body: ByteBuffer?
+        let query: [String: String]
+    }
+
+    /// The answer to a request under `/api/`.
+    func respond(to head: HTTPRequestHead, body: ByteBuffer?) -> EventLoopFuture<WebResponse> {
+        let path = WebRequests.path(of: head.uri)
+        let request = Request(head: head, body: body, query: Self.query(of: head.uri))
+        let route: (Caller, Request) throws -> EventLoopFuture<WebResponse>
+        switch (head.method, path) {
+        case (.GET, "/api/v1/me"), (.HEAD, "/api/v1/me"): route = me
+        case (.POST, "/api/v1/commands"): route = command
+        case (.GET, "/api/v1/events"), (.HEAD, "/api/v1/events"): route = events
+        case (_, "/api/v1/me"), (_, "/api/v1/events"):
+            return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) is read with GET."))
+        case (_, "/api/v1/commands"):
+            return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "/api/v1/commands takes a POST."))
+        default:
+            return fail(APIError(.notFound, "NOT_FOUND", "There is no \(path.prefix(200)) in the API: API.md lists it."))
+        }
+        return authenticate(head).flatMap { caller in
+            do {
+                try self.admit(caller)
+                return try route(caller, request)
+            } catch {
+                return self.fail(error)
+            }
+        }.flatMapError { self.fail($0) }
+    }
+
+    // MARK: Who asks
+
+    /// The token's account, or 401 without saying whether the token or the account ever existed.
+    private func authenticate(_ head: HTTPRequestHead) -> EventLoopFuture<Caller> {
+        guard let header = head.headers.first(name: "Authorization"), header.lowercased().hasPrefix("bearer ") else {
+            return server.loop.makeFailedFuture(APIError.unauthorized("Send a token: Authorization: Bearer chorus-… (!token new makes one)."))
+        }
+        let secret = header.dropFirst("bearer ".count).trimmingCharacters(in: .whitespaces)
+        guard secret.hasPrefix(AccountToken.prefix), secret.utf8.count == AccountToken.prefix.utf8.count + 64 else {
+            return server.loop.makeFailedFuture(APIError.unauthorized("That is not a token this server makes, or it is revoked."))
+        }
+        let store = server.store
+        return server.background { () -> AccountToken? in
+            guard let token = try store.token(withDigest: AccountToken.digest(of: secret)),
+                  try store.account(named: token.account) != nil else { return nil }
+            return token
+        }.flatMapThrowing { token in
+            guard let token else { throw APIError.unauthorized("That is not a token this server makes, or it is revoked.") }
+            self.noteUse(of: token.id)
+            return Caller(account: token.account, key: Account.key(token.account), token: token.id)
+        }
+    }
+
+    /// A runaway script meets 429 and `Retry-After`, not slower commands for everyone else.
+    private func admit(_ caller: Caller) throws {
+        let rate = Double(server.config.apiRequestsPerSecond), burst = rate * 2
+        guard rate > 0 else { return }
+        let now = NIODeadline.now()
+        var bucket = buckets[caller.token] ?? RequestBucket(tokens: burst, at: now)
+        let wait = bucket.take(at: now, rate: rate, burst: burst)
+        buckets[caller.token] = bucket
+        if buckets.count > 10_000 { buckets = buckets.filter { now - $0.value.at < .seconds(10) } }
+        if let wait {
+            var error = APIError(.tooManyRequests, "RATE_LIMITED", "More than \(Int(rate)) requests a second with this token.")
+            error.retryAfter = max(1, Int((Double(wait.nanoseconds) / 1e9).rounded(.up)))
+            throw error
+        }
+    }
+
+    private func noteUse(of token: Int64) {
+        let now = NIODeadline.now()
+        if let last = usesNoted[token], now - last < .seconds(60) { return }
+        usesNoted[token] = now
+        let at = server.now()
+        server.persist("token use") { try $0.noteTokenUse(token, at: at) }
+    }
+
+    // MARK: Routes
+
+    /// The account and its rooms.
+    private func me(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+        let rooms = server.rooms.values.compactMap { room -> APIRoom? in
+            guard let membership = room.memberships[caller.key] else { return nil }
+            return APIRoom(name: room.name, role: membership.role.rawValue, topic: room.room.topic)
+        }.sorted { $0.name < $1.name }
+        return ok(APIMe(account: caller.account, rooms: rooms))
+    }
+
+    /// Runs one `!command` as the caller, in a room of theirs or in private, and answers with what
+    /// it said and the events it made (with their ids: the feed's positions).
+    private func command(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+        let asked = try decode(APICommand.self, request.body)
+        let text = asked.text.trimmingCharacters(in: .whitespaces)
+        guard text.hasPrefix("!"), text.count > 1 else {
+            throw APIError(.badRequest, "INVALID_PARAMS", "text is a !command, such as \"!jobs\" (!help lists them).")
+        }
+        guard !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }), text.utf8.count <= Limits.lineBytes else {
+            throw APIError(.badRequest, "INVALID_PARAMS", "text is one line of at most \(Limits.lineBytes) bytes.")
+        }
+        var room: LiveRoom?
+        if let name = asked.room {
+            guard let live = server.rooms[Names.fold(name)], live.memberships[caller.key] != nil else {
+                throw APIError(.notFound, "NO_SUCH_ROOM", "You are not a member of \(name.prefix(60)).")
+            }
+            room = live
+        }
+        let invocation = server.invocation(for: caller.account, nick: caller.account, text: text, in: room)
+        let promise = server.loop.makePromise(of: Outcome.self)
+        server.flushHistory()
+        server.workspace.run(BotLine(text, invocation, newSecret: server.newSecret, links: server.reportLinks)) { promise.succeed($0) }
+        return promise.futureResult.flatMapThrowing { outcome in
+            let events = outcome.events.map(self.apiEvent)
+            guard !outcome.refused else {
+                var error = APIError(.unprocessableEntity, outcome.code ?? "REFUSED", outcome.replies.first ?? "The command was refused.")
+                error.replies = outcome.replies
+                throw error
+            }
+            return try self.json(.ok, APICommandOutcome(replies: outcome.replies, events: events))
+        }
+    }
+
+    /// The caller's events after a position, oldest first; with `wait`, held until one comes.
+    private func events(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+        let after = try request.integer("after", default: 0, in: 0...Int64.max)
+        let limit = Int(try request.integer("limit", default: 100, in: 1...Int64(Self.maxEvents)))
+        let wait = Int(try request.integer("wait", default: 0, in: 0...Int64(Self.maxWait)))
+        let promise = server.loop.makePromise(of: WebResponse.self)
+        let waiter = FeedWaiter(caller: caller, after: after, limit: limit, promise: promise,
+                                until: wait > 0 ? .now() + .seconds(Int64(wait)) : nil)
+        look(waiter)
+        return promise.futureResult
+    }
+
+    /// Reads the waiter's events; answers if there are any or it may wait no longer, else keeps it.
+    private func look(_ waiter: FeedWaiter) {
+        // What the caller may hear, as the server's rooms stand now.
+        var managed: Set<String> = []
+        var member: [String] = []
+        for room in server.rooms.values {
+            guard let membership = room.memberships[waiter.caller.key] else { continue }
+            member.append(room.key)
+            if membership.role == .manager { managed.insert(room.key) }
+        }
+        let store = server.store, caller = waiter.caller
+        let scan = waiter.limit * 2 + 16  // events the caller may not hear are passed over
+        let shared = store is any SharedLog
+        server.background { () -> ([Event], [Int64]) in
+            let found = try store.events(after: waiter.after, rooms: member, account: caller.key, limit: scan)
+            // Several processes take ids as they go and commit in another order: the ids of all
+            // events show where one may still be missing.
+            let span = Int(min(10_000, (found.last?.id ?? waiter.after) - waiter.after + 1))
+            let ids = shared ? try store.eventIDs(after: waiter.after, limit: span) : []
+            return (found, ids)
+        }.whenComplete { result in
+            switch result {
+            case .failure(let error):
+                waiter.promise.succeed(self.errorResponse(APIError(.serviceUnavailable, "TEMPORARILY_UNAVAILABLE", "The store does not answer: \(error)")))
+            case .success(let (found, ids)):
+                let horizon = shared ? self.settled(ids, after: waiter.after) : .max
+                let (heard, next, more) = self.feed(found, after: waiter.after, limit: waiter.limit, scanned: scan, horizon: horizon,
+                                                    caller: caller, members: Set(member), managed: managed)
+                if heard.isEmpty, !more, let until = waiter.until, NIODeadline.now() < until {
+                    waiter.after = next
+                    self.keep(waiter)
+                    return
+                }
+                waiter.promise.succeed((try? self.json(.ok, APIFeed(events: heard.map(self.apiEvent), next: next, more: more)))
+                                       ?? self.errorResponse(APIError(.internalServerError, "INTERNAL", "Could not write the answer.")))
+            }
+        }
+    }
+
+    /// The last id up to which every event is there (or has been missing longer than any
+    /// transaction takes: a command taken back). An id missing for less may be a transaction of
+    /// another process, still open, that took it before a later one committed.
+    private func settled(_ ids: [Int64], after: Int64) -> Int64 {
+        let now = NIODeadline.now()
+        var expected = after + 1
+        for id in ids {
+            if id > expected {
+                let first = gapsSeen[expected] ?? now
+                gapsSeen[expected] = first
+                if now - first < Self.gapPatience { return expected - 1 }
+            }
+            expected = id + 1
+        }
+        if gapsSeen.count > 1000 { gapsSeen = gapsSeen.filter { now - $0.value < Self.gapPatience * 2 } }
+        return ids.last ?? after
+    }
+
+    /// Of the events found, those the caller hears, up to the limit and the horizon; the position to
+    /// ask after next (past the events passed over too); whether more are there now.
+    private func feed(_ found: [Event], after: Int64, limit: Int, scanned: Int, horizon: Int64, caller: Caller,
+                      members: Set<String>, managed: Set<String>) -> ([Event], Int64, Bool) {
+        var heard: [Event] = []
+        var next = after
+        for event in found {
+            guard event.id <= horizon else { return (heard, next, false) }
+            guard heard.count < limit else { return (heard, next, true) }
+            next = event.id
+            if hears(event, caller: caller, members: members, managed: managed) { heard.append(event) }
+        }
+        return (heard, next, found.count == scanned)
+    }
+
+    /// The rule IRC delivers by: a room's line reaches its members as its audience allows, and
+    /// those it concerns are told directly (the actor too, for an event with no room).
+    private func hears(_ event: Event, caller: Caller, members: Set<String>, managed: Set<String>) -> Bool {
+        if let room = event.room, !event.isDirectOnly, members.contains(room),
+           Audience(event).includes(account: caller.key, isManager: managed.contains(room)) { return true }
+        if event.concerns.contains(where: { Account.key($0) == caller.key }) { return true }
+        return event.room == nil && !event.isDirectOnly && Account.key(event.actor) == caller.key
+    }
+
+    private func keep(_ waiter: FeedWaiter) {
+        waiting.append(waiter)
+        guard waitTicker == nil else { return }
+        // Events committed by other processes wake nobody here: the waiting look again each second.
+        waitTicker = server.loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
+            self?.wake()
+        }
+    }
+
+    /// Committed events (this process's, or a second gone by): the waiting look again.
+    func wake() {
+        guard !waiting.isEmpty else { return }
+        let all = waiting
+        waiting = []
+        if waitTicker != nil {
+            waitTicker?.cancel()
+            waitTicker = nil
+        }
+        for waiter in all { look(waiter) }
+    }
+
+    // MARK: Answers
+
+    private func apiEvent(_ event: Event) -> APIEvent {
+        let roomName = event.room.map { server.rooms[$0]?.name ?? $0 }
+        return APIEvent(id: event.id, type: event.type, room: roomName, job: event.job, actor: event.actor,
+                        at: Self.timestamp(event.at), data: event.data, concerns: event.concerns,
+                        text: server.wording.sentence(event, roomName: roomName))
+    }
+
+    private func ok(_ value: some Encodable) -> EventLoopFuture<WebResponse> {
+        server.loop.makeSucceededFuture((try? json(.ok, value)) ?? errorResponse(APIError(.internalServerError, "INTERNAL", "Could not write the answer.")))
+    }
+
+    private func json(_ status: HTTPResponseStatus, _ value: some Encodable) throws -> WebResponse {
+        var response = WebResponse(status: status, body: ByteBuffer(bytes: try Self.encoder.encode(value) + Data("\n".utf8)))
+        response.headers.add(name: "Content-Type", value: "application/json")
+        response.headers.add(name: "Cache-Control", value: "no-store")
+        return response
+    }
+
+    private func fail(_ error: Error) -> EventLoopFuture<WebResponse> {
+        server.loop.makeSucceededFuture(errorResponse(error))
+    }
+
+    private func errorResponse(_ error: Error) -> WebResponse {
+        let failure = error as? APIError ?? APIError(.internalServerError, "INTERNAL", "Something went wrong; it is logged.")
+        if !(error is APIError) { server.logger.error("API request failed: \(error)") }
+        var response = (try? json(failure.status, APIFailure(code: failure.code, message: failure.message, replies: failure.replies)))
+            ?? .text(failure.status, failure.message)
+        if let seconds = failure.retryAfter { response.headers.add(name: "Retry-After", value: String(seconds)) }
+        if failure.status == .unauthorized { response.headers.add(name: "WWW-Authenticate", value: "Bearer realm=\"chorus\"") }
+        return response
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ body: ByteBuffer?) throws -> T {
+        guard let body, body.readableBytes > 0 else { throw APIError(.badRequest, "INVALID_PARAMS", "Send a JSON body: API.md shows it.") }
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(body.readableBytesView))
+        } catch {
+            throw APIError(.badRequest, "INVALID_PARAMS", "The body is not the JSON this takes: \(Self.reason(error))")
+        }
+    }
+
+    private static func reason(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "\"\(key.stringValue)\" is missing."
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            return "\"\(context.codingPath.map(\.stringValue).joined(separator: "."))\" has the wrong type."
+        default: return "it does not read as JSON."
+        }
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    static func timestamp(_ date: Date) -> String {
+        Timestamp.format(date)
+    }
+
+    /// A target's query, `a=1&b=2`, percent-decoded; the last of a repeated name wins.
+    static func query(of target: String) -> [String: String] {
+        guard let mark = target.firstIndex(of: "?") else { return [:] }
+        var values: [String: String] = [:]
+        for pair in target[target.index(after: mark)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            guard let name = parts.first?.removingPercentEncoding else { continue }
+            values[name] = parts.count > 1 ? (parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
+        }
+        return values
+    }
+}
+
+/// A feed request waiting for events (`wait=`).
+final class FeedWaiter {
+    let caller: WebAPI.Caller
+    var after: Int64
+    let limit: Int
+    let promise: EventLoopPromise<WebResponse>
+    let until: NIODeadline?
+
+    init(caller: WebAPI.Caller, after: Int64, limit: Int, promise: EventLoopPromise<WebResponse>, until: NIODeadline?) {
+        self.caller = caller
+        self.after = after
+        self.limit = limit
+        self.promise = promise
+        self.until = until
+    }
+}
+
+/// A token's requests: a bucket that fills at the allowed rate up to the burst.
+struct RequestBucket {
+    var tokens: Double
+    var at: NIODeadline
+
+    /// Takes one request's worth; nil if there was one, else how long until there is.
+    mutating func take(at now: NIODeadline, rate: Double, burst: Double) -> TimeAmount? {
+        tokens = min(burst, tokens + Double((now - at).nanoseconds) / 1e9 * rate)
+        at = now
+        guard tokens >= 1 else { return .nanoseconds(Int64((1 - tokens) / rate * 1e9)) }
+        tokens -= 1
+        return nil
+    }
+}
+
+/// A refusal: its HTTP status, a code as IRC's `FAIL` gives them, and a sentence.
+struct APIError: Error {
+    let status: HTTPResponseStatus
+    let code: String
+    let message: String
+    var retryAfter: Int?
+    var replies: [String]?
+
+    init(_ status: HTTPResponseStatus, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    static func unauthorized(_ message: String) -> APIError {
+        APIError(.unauthorized, "ACCOUNT_REQUIRED", message)
+    }
+}
+
+extension WebAPI.Request {
+    /// A whole-number parameter of the query, or `fallback` when it is not given.
+    func integer(_ name: String, default fallback: Int64, in range: ClosedRange<Int64>) throws -> Int64 {
+        guard let text = query[name] else { return fallback }
+        guard let value = Int64(text), range.contains(value) else {
+            let upper = range.upperBound == .max ? "" : " to \(range.upperBound)"
+            throw APIError(.badRequest, "INVALID_PARAMS", "\(name) is a whole number from \(range.lowerBound)\(upper), not \"\(text.prefix(30))\".")
+        }
+        return value
+    }
+}
+
+// MARK: JSON shapes (API.md)
+
+struct APIRoom: Encodable {
+    let name: String
+    let role: String
+    let topic: String
+}
+
+struct APIMe: Encodable {
+    let account: String
+    let rooms: [APIRoom]
+}
+
+struct APICommand: Decodable {
+    let text: String
+    let room: String?
+}
+
+struct APIEvent: Encodable {
+    let id: Int64
+    let type: String
+    let room: String?
+    let job: Int64?
+    let actor: String
+    let at: String
+    let data: [String: String]
+    let concerns: [String]
+    /// The sentence people read for it.
+    let text: String
+}
+
+struct APICommandOutcome: Encodable {
+    let replies: [String]
+    let events: [APIEvent]
+}
+
+struct APIFeed: Encodable {
+    let events: [APIEvent]
+    /// The position to ask after next time (`after=`).
+    let next: Int64
+    /// Whether more events are there already.
+    let more: Bool
+}
+
+struct APIFailure: Encodable {
+    let code: String
+    let message: String
+    let replies: [String]?
+}

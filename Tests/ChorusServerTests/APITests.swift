@@ -1,0 +1,204 @@
+import ChorusCore
+@testable import ChorusServer
+import Foundation
+import XCTest
+
+/// The JSON API over real HTTP (the plain web listener a TLS proxy would sit in front of): a
+/// token's account runs commands and reads the events it would hear over IRC, by position.
+final class APITests: XCTestCase {
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        server = try TestServer { $0.webPlain = .init(host: "127.0.0.1", port: 0) }
+        try server.addAccount("alice", "alice-password")
+        try server.addAccount("bob", "bob-password")
+    }
+
+    override func tearDown() {
+        server = nil
+    }
+
+    /// A token for `account`, as `!token new` makes one.
+    func token(_ account: String) throws -> String {
+        let secret = AccountToken.newSecret()
+        _ = try server.server.store.issueToken(for: account, label: "api", secret: secret, at: Date())
+        return secret
+    }
+
+    struct Answer {
+        var status: Int
+        var headers: [String: String]
+        var json: [String: Any]
+    }
+
+    /// One request on a connection of its own (`Connection: close`), its answer read whole.
+    func call(_ method: String, _ path: String, token: String?, body: String? = nil, waiting: TimeInterval = 5) throws -> Answer {
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        if let token { request += "Authorization: Bearer \(token)\r\n" }
+        if let body { request += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
+        request += "\r\n" + (body ?? "")
+        let client = try TestClient(port: server.webPlainPort, tls: false)
+        client.sendRaw(Array(request.utf8))
+        let text = client.drainRaw(for: waiting).joined(separator: "\n")
+        guard let blank = text.range(of: "\n\n"), let statusLine = text.split(separator: "\n").first,
+              let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") else {
+            throw TestError.failed("no HTTP answer: \(text)")
+        }
+        var headers: [String: String] = [:]
+        for line in text[..<blank.lowerBound].split(separator: "\n").dropFirst() {
+            if let colon = line.firstIndex(of: ":") {
+                headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        let body = text[blank.upperBound...]
+        let json = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
+        return Answer(status: status, headers: headers, json: json)
+    }
+
+    func events(_ answer: Answer) -> [[String: Any]] { answer.json["events"] as? [[String: Any]] ?? [] }
+
+    func testATokensAccountRunsACommandInItsRoomAndReadsTheEventsItHears() throws {
+        let alice = try server.connect(as: "alice")
+        alice.send("JOIN #flat")
+        alice.send("PRIVMSG #flat :!room add bob")
+        try alice.take("bob added") { ($0.params.last ?? "").contains("added bob") }
+        let bob = try token("bob")
+
+        let me = try call("GET", "/api/v1/me", token: bob)
+        XCTAssertEqual(me.status, 200)
+        XCTAssertEqual(me.json["account"] as? String, "bob")
+        XCTAssertEqual((me.json["rooms"] as? [[String: Any]])?.first?["name"] as? String, "#flat")
+
+        let made = try call("POST", "/api/v1/commands", token: bob, body: ##"{"room": "#flat", "text": "!job add Fix the sink"}"##)
+        XCTAssertEqual(made.status, 200, "\(made.json)")
+        let event = try XCTUnwrap(events(made).first)
+        XCTAssertEqual(event["type"] as? String, EventType.jobCreated)
+        XCTAssertEqual(event["room"] as? String, "#flat")
+        XCTAssertEqual(event["text"] as? String, "bob created job 1 “Fix the sink”")
+        let id = try XCTUnwrap(event["id"] as? Int)
+        // The room hears it as if bob had typed it.
+        try alice.take("the room's line") { $0.command == "NOTICE" && $0.params.first == "#flat" && ($0.params.last ?? "").hasPrefix("bob created job 1") }
+
+        let feed = try call("GET", "/api/v1/events?after=0", token: bob)
+        XCTAssertEqual(feed.status, 200)
+        XCTAssertTrue(events(feed).contains { $0["id"] as? Int == id && $0["type"] as? String == EventType.jobCreated })
+        XCTAssertEqual(feed.json["next"] as? Int, events(feed).last?["id"] as? Int)
+        XCTAssertEqual(feed.json["more"] as? Bool, false)
+        let after = try call("GET", "/api/v1/events?after=\(id)", token: bob)
+        XCTAssertEqual(events(after).count, 0, "nothing twice")
+    }
+
+    func testTheFeedHoldsOnlyWhatTheAccountWouldHear() throws {
+        try server.addAccount("carol", "carol-password")
+        let alice = try server.connect(as: "alice")
+        alice.send("JOIN #flat")
+        alice.send("PRIVMSG #flat :!room add bob")
+        alice.send("PRIVMSG #flat :!room set visibility own")
+        try alice.take("visibility") { ($0.params.last ?? "").contains("visibility") && ($0.params.last ?? "").contains("own") }
+        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
+        try alice.take("job 1") { ($0.params.last ?? "").contains("created job 1") }
+        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
+        try alice.take("job 2") { ($0.params.last ?? "").contains("created job 2") }
+        alice.send("JOIN #other")
+        alice.send("PRIVMSG #other :!job add Elsewhere")
+        try alice.take("job 3") { ($0.params.last ?? "").contains("created job 3") }
+
+        // bob, a member where members see their own jobs only: job 2, not job 1 nor #other's.
+        let bob = try call("GET", "/api/v1/events?after=0", token: try token("bob"))
+        let jobs = events(bob).compactMap { $0["job"] as? Int }
+        XCTAssertTrue(jobs.contains(2), "\(bob.json)")
+        XCTAssertFalse(jobs.contains(1), "another's job in an own-visibility room")
+        XCTAssertFalse(jobs.contains(3), "a room bob is not in")
+        // carol is in no room: nothing.
+        XCTAssertEqual(events(try call("GET", "/api/v1/events", token: try token("carol"))).count, 0)
+        // alice manages both rooms: all three.
+        let all = events(try call("GET", "/api/v1/events?after=0", token: try token("alice"))).compactMap { $0["job"] as? Int }
+        XCTAssertEqual(Set(all), [1, 2, 3])
+    }
+
+    func testAFeedReadInPagesAcrossARestartHasEveryEventOnce() throws {
+        let alice = try token("alice")
+        for title in ["one", "two", "three", "four", "five"] {
+            XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "!job add \##(title)"}"##).status, 200)
+        }
+        let first = try call("GET", "/api/v1/events?after=0&limit=2", token: alice)
+        XCTAssertEqual(events(first).count, 2)
+        XCTAssertEqual(first.json["more"] as? Bool, true)
+        var seen = events(first).compactMap { $0["data"] as? [String: String] }.compactMap { $0["title"] }
+        var next = try XCTUnwrap(first.json["next"] as? Int)
+
+        try server.restart()
+        for _ in 0..<5 {
+            let page = try call("GET", "/api/v1/events?after=\(next)&limit=2", token: alice)
+            seen += events(page).compactMap { $0["data"] as? [String: String] }.compactMap { $0["title"] }
+            next = try XCTUnwrap(page.json["next"] as? Int)
+            if page.json["more"] as? Bool != true { break }
+        }
+        XCTAssertEqual(seen, ["one", "two", "three", "four", "five"])
+    }
+
+    func testAFeedRequestWaitsForTheNextEvent() throws {
+        let alice = try token("alice")
+        let started = Date()
+        let waited = expectation(description: "the waiting request is answered")
+        final class Box: @unchecked Sendable { var answer: Answer? }
+        let feed = Box()
+        DispatchQueue.global().async {
+            feed.answer = try? self.call("GET", "/api/v1/events?after=0&wait=20", token: alice, waiting: 25)
+            waited.fulfill()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "!job add Now"}"##).status, 200)
+        wait(for: [waited], timeout: 25)
+        XCTAssertEqual(events(try XCTUnwrap(feed.answer)).first?["type"] as? String, EventType.jobCreated)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "answered when the event came, not at the end of the wait")
+    }
+
+    func testBadTokensAndBadRequestsGetTheirCodes() throws {
+        let alice = try token("alice")
+        let none = try call("GET", "/api/v1/me", token: nil)
+        XCTAssertEqual(none.status, 401)
+        XCTAssertEqual(none.json["code"] as? String, "ACCOUNT_REQUIRED")
+        XCTAssertNotNil(none.headers["www-authenticate"])
+        // A forged token and a revoked one say the same: nothing about whether the account exists.
+        let forged = try call("GET", "/api/v1/me", token: AccountToken.newSecret())
+        XCTAssertEqual(forged.status, 401)
+        let revoked = try token("bob")
+        let tokens = try server.server.store.tokens(of: "bob")
+        _ = try server.server.store.deleteToken(try XCTUnwrap(tokens.first).id, of: "bob")
+        let gone = try call("GET", "/api/v1/me", token: revoked)
+        XCTAssertEqual(gone.status, 401)
+        XCTAssertEqual(gone.json["message"] as? String, forged.json["message"] as? String)
+
+        XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: "{not json").json["code"] as? String, "INVALID_PARAMS")
+        XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "hello"}"##).status, 400)
+        let stranger = try call("POST", "/api/v1/commands", token: alice, body: ##"{"room": "#nowhere", "text": "!jobs"}"##)
+        XCTAssertEqual(stranger.status, 404)
+        XCTAssertEqual(stranger.json["code"] as? String, "NO_SUCH_ROOM")
+        let refused = try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "!done 99"}"##)
+        XCTAssertEqual(refused.status, 422, "\(refused.json)")
+        XCTAssertNotNil(refused.json["message"] as? String)
+        XCTAssertEqual(try call("GET", "/api/v1/commands", token: alice).status, 405)
+        XCTAssertEqual(try call("GET", "/api/v1/nothing", token: alice).status, 404)
+        let badLimit = try call("GET", "/api/v1/events?limit=100000", token: alice)
+        XCTAssertEqual(badLimit.status, 400)
+        XCTAssertTrue((badLimit.json["message"] as? String ?? "").contains("limit"))
+    }
+
+    func testARunawayScriptMeetsTooManyRequests() throws {
+        server = try TestServer {
+            $0.webPlain = .init(host: "127.0.0.1", port: 0)
+            $0.apiRequestsPerSecond = 20  // 40 at once, then 20 a second
+        }
+        try server.addAccount("alice", "alice-password")
+        let alice = try token("alice")
+        // Requests pipelined on one connection, faster than a token may make them.
+        let one = "GET /api/v1/me HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(alice)\r\n\r\n"
+        let client = try TestClient(port: server.webPlainPort, tls: false)
+        client.sendRaw(Array(String(repeating: one, count: 200).utf8))
+        let text = client.drainRaw(for: 3).joined(separator: "\n")
+        XCTAssertTrue(text.contains("HTTP/1.1 429"), "no 429 among the answers")
+        XCTAssertTrue(text.contains("Retry-After: "))
+        XCTAssertTrue(text.contains("HTTP/1.1 200"))
+    }
+}
