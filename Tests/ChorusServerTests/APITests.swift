@@ -116,6 +116,40 @@ final class APITests: XCTestCase {
         XCTAssertEqual(Set(all), [1, 2, 3])
     }
 
+    func testJobsAreReadAsTheBoardShowsThem() throws {
+        let alice = try server.connect(as: "alice")
+        alice.send("JOIN #flat")
+        alice.send("PRIVMSG #flat :!room add bob")
+        alice.send("PRIVMSG #flat :!room set visibility own")
+        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
+        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
+        alice.send("PRIVMSG #flat :!comment 2 before eight")
+        try alice.take("the comment") { ($0.params.last ?? "").contains("commented on job 2") }
+        let bob = try token("bob")
+
+        let list = try call("GET", "/api/v1/jobs?room=%23flat", token: bob)
+        XCTAssertEqual(list.status, 200, "\(list.json)")
+        let jobs = list.json["jobs"] as? [[String: Any]] ?? []
+        XCTAssertEqual(jobs.compactMap { $0["id"] as? Int }, [2], "bob holds job 2; job 1 is alice's own")
+        XCTAssertEqual(jobs.first?["room"] as? String, "#flat")
+        XCTAssertEqual(list.json["total"] as? Int, 1)
+
+        let detail = try call("GET", "/api/v1/jobs/2", token: bob)
+        XCTAssertEqual((detail.json["job"] as? [String: Any])?["assignee"] as? String, "bob")
+        XCTAssertEqual((detail.json["comments"] as? [[String: Any]])?.first?["text"] as? String, "before eight")
+        XCTAssertTrue((detail.json["activity"] as? [[String: Any]] ?? []).contains { $0["type"] as? String == EventType.jobCreated })
+        // Another's job in an own-visibility room is answered as one that does not exist.
+        let hidden = try call("GET", "/api/v1/jobs/1", token: bob)
+        XCTAssertEqual(hidden.status, 404)
+        let missing = try call("GET", "/api/v1/jobs/99", token: bob).json["message"] as? String
+        XCTAssertEqual(hidden.json["message"] as? String, missing?.replacingOccurrences(of: "99", with: "1"))
+        // alice manages the room: both, and filters as !jobs has them.
+        let open = try call("GET", "/api/v1/jobs?room=%23flat&status=open&assignee=bob", token: try token("alice"))
+        XCTAssertEqual((open.json["jobs"] as? [[String: Any]])?.compactMap { $0["id"] as? Int }, [2])
+        XCTAssertEqual(try call("GET", "/api/v1/jobs?room=%23flat&status=someday", token: bob).status, 400)
+        XCTAssertEqual(try call("GET", "/api/v1/jobs?room=%23elsewhere", token: bob).status, 404)
+    }
+
     func testAFeedReadInPagesAcrossARestartHasEveryEventOnce() throws {
         let alice = try token("alice")
         for title in ["one", "two", "three", "four", "five"] {

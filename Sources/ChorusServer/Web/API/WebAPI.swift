@@ -55,7 +55,13 @@ final class WebAPI {
         case (.GET, "/api/v1/me"), (.HEAD, "/api/v1/me"): route = me
         case (.POST, "/api/v1/commands"): route = command
         case (.GET, "/api/v1/events"), (.HEAD, "/api/v1/events"): route = events
-        case (_, "/api/v1/me"), (_, "/api/v1/events"):
+        case (.GET, "/api/v1/jobs"), (.HEAD, "/api/v1/jobs"): route = jobs
+        case (.GET, _) where path.hasPrefix("/api/v1/jobs/"), (.HEAD, _) where path.hasPrefix("/api/v1/jobs/"):
+            guard let id = Int64(path.dropFirst("/api/v1/jobs/".count)), id > 0 else {
+                return fail(APIError(.notFound, "NOT_FOUND", "A job is named by its number: /api/v1/jobs/7."))
+            }
+            route = { try self.job($0, $1, id: id) }
+        case (_, "/api/v1/me"), (_, "/api/v1/events"), (_, "/api/v1/jobs"):
             return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) is read with GET."))
         case (_, "/api/v1/commands"):
             return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "/api/v1/commands takes a POST."))
@@ -279,25 +285,29 @@ final class WebAPI {
 
     // MARK: Answers
 
-    private func apiEvent(_ event: Event) -> APIEvent {
-        let roomName = event.room.map { server.rooms[$0]?.name ?? $0 }
-        return APIEvent(id: event.id, type: event.type, room: roomName, job: event.job, actor: event.actor,
-                        at: Self.timestamp(event.at), data: event.data, concerns: event.concerns,
-                        text: server.wording.sentence(event, roomName: roomName))
+    /// An event as the API writes it, on the loop.
+    func apiEvent(_ event: Event) -> APIEvent {
+        Self.apiEvent(event, roomName: event.room.map { server.rooms[$0]?.name ?? $0 }, wording: server.wording)
+    }
+
+    static func apiEvent(_ event: Event, roomName: String?, wording: IRCEventWording) -> APIEvent {
+        APIEvent(id: event.id, type: event.type, room: roomName, job: event.job, actor: event.actor,
+                 at: timestamp(event.at), data: event.data, concerns: event.concerns,
+                 text: wording.sentence(event, roomName: roomName))
     }
 
     private func ok(_ value: some Encodable) -> EventLoopFuture<WebResponse> {
         server.loop.makeSucceededFuture((try? json(.ok, value)) ?? errorResponse(APIError(.internalServerError, "INTERNAL", "Could not write the answer.")))
     }
 
-    private func json(_ status: HTTPResponseStatus, _ value: some Encodable) throws -> WebResponse {
+    func json(_ status: HTTPResponseStatus, _ value: some Encodable) throws -> WebResponse {
         var response = WebResponse(status: status, body: ByteBuffer(bytes: try Self.encoder.encode(value) + Data("\n".utf8)))
         response.headers.add(name: "Content-Type", value: "application/json")
         response.headers.add(name: "Cache-Control", value: "no-store")
         return response
     }
 
-    private func fail(_ error: Error) -> EventLoopFuture<WebResponse> {
+    func fail(_ error: Error) -> EventLoopFuture<WebResponse> {
         server.loop.makeSucceededFuture(errorResponse(error))
     }
 
