@@ -12,10 +12,12 @@ struct ChorusBench: ParsableCommand {
         --no-limits). Every wait is bounded by --timeout.
         Scenarios: idle, fanout, churn, commands (Chorus only: needs accounts and the bot), logins (Chorus:
         a real user's SASL login while guessers from 64 loopback addresses try passwords), stalled (clients that stop
-        reading while their room talks: the server's memory until it cuts them off; --clients of them).
+        reading while their room talks: the server's memory until it cuts them off; --clients of them), api (Chorus:
+        --bots scripts post --messages commands to the JSON API on keep-alive connections, then one catches up on its feed;
+        needs --spawn).
         """)
 
-    @Argument(help: "idle | fanout | churn | commands | logins | stalled")
+    @Argument(help: "idle | fanout | churn | commands | logins | stalled | api")
     var scenario: String
 
     @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
@@ -39,7 +41,7 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "Messages or commands in flight when saturating.") var window = 64
     @Option(help: "churn: cycles.") var cycles = 2000
     @Option(help: "churn: cycles in flight.") var concurrency = 20
-    @Option(help: "commands: bots sending commands.") var bots = 10
+    @Option(help: "commands, api: bots (scripts) sending commands.") var bots = 10
     @Option(help: "logins: guessing connections (spread over 64 loopback addresses).") var guessers = 2000
     @Option(help: "logins: the real user's logins measured.") var logins = 10
     @Option(help: "stalled: the server's send-queue limit, for the report (chorusd's default).") var sendq = 256 * 1024
@@ -82,8 +84,12 @@ struct ChorusBench: ParsableCommand {
             figures = try LoginsScenario(guessers: guessers).run(bench, logins: logins)
         case "stalled":
             figures = try StalledScenario(stalled: clients).run(bench, sendQueueBytes: sendq)
+        case "api":
+            guard let spawn, let first = spawned.first else { throw ValidationError("api needs --spawn (it makes the scripts' accounts and tokens)") }
+            figures = try APIScenario(bots: bots, chorusd: spawn, data: first.data.path, store: first.store, port: first.webPlainPort)
+                .run(bench, commands: messages)
         default:
-            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins or stalled")
+            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins, stalled or api")
         }
         let transport = plainWebsocket ? " (WebSocket, no TLS)" : websocket ? " (WebSocket)" : tls ? " (TLS)" : ""
         figures.print(title: "\(scenario)\(transport) against pid \(serverPIDs.map(String.init).joined(separator: ", "))")
@@ -106,8 +112,11 @@ struct Spawn {
     var webPort: Int { plainPort + 2 }
     var webPlainPort: Int { plainPort + 3 }
     let data: URL
+    /// The PostgreSQL URL (with the run's schema) the process keeps its data at, if not SQLite.
+    let store: String?
 
     init(_ path: String, keepingSendQueue: Bool = false, store: String? = nil) throws {
+        self.store = store
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
         plainPort = 4 * Int.random(in: 5000..<8000)
