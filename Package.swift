@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "ChorusServer",
             dependencies: [
-                "ChorusIRC", "ChorusCore", "ChorusStore", "ChorusWorkspace", "ChorusBot",
+                "ChorusIRC", "ChorusCore", "ChorusSQL", "ChorusWorkspace", "ChorusBot",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -29,8 +29,8 @@ public enum EventRows {
 
     public static func event(_ row: any SQLRow) throws -> Event {
         Event(id: try row.int64("id"), type: try row.string("type"), room: try row.string("room"), job: try row.int64("job"),
-              actor: try row.string("actor"), data: StoredForm.decode([String: String].self, try row.string("data") as String) ?? [:],
-              at: try row.date("at"), concerns: StoredForm.decodeList([String].self, try row.string("concerns") as String),
-              audience: (try row.string("audience") as String?).flatMap { StoredForm.decode([String].self, $0) })
+              actor: try row.string("actor"), data: StoredForm.fields(try row.string("data")),
+              at: try row.date("at"), concerns: StoredForm.strings(try row.string("concerns")),
+              audience: (try row.string("audience") as String?).map(StoredForm.strings))
     }
 }

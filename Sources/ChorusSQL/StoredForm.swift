@@ -75,6 +75,28 @@ public enum StoredForm {
         out.append(quote)
     }
 
+    // And read back by hand: JSONDecoder was two fifths of the server's time serving an event feed.
+    // Anything but a flat list or object of strings goes to the decoder.
+
+    /// A list of strings as `json(_:)` writes it.
+    public static func strings(_ text: String) -> [String] {
+        if text == "[]" { return [] }
+        var reader = FlatJSON(text)
+        return reader.list() ?? decodeList([String].self, text)
+    }
+
+    /// An object of strings as `json(_:)` writes it.
+    public static func fields(_ text: String) -> [String: String] {
+        if text == "{}" { return [:] }
+        var reader = FlatJSON(text)
+        return reader.object() ?? decode([String: String].self, text) ?? [:]
+    }
+
+    /// Appends `text` as a JSON string.
+    public static func writeJSON(_ text: String, to out: inout [UInt8]) {
+        writeQuoted(text, to: &out)
+    }
+
     /// A job's tasks or photos: `[]` without the encoder for the common empty list.
     public static func list<T: Encodable>(_ items: [T]) -> String {
         items.isEmpty ? "[]" : encode(items)
@@ -98,4 +120,107 @@ public enum StoredForm {
     // a match reads a thousand contractors, where a JSON decoder per list was most of its time.
     public static func lines(_ list: [String]) -> String { list.joined(separator: "\n") }
     public static func lines(_ text: String) -> [String] { text.isEmpty ? [] : text.split(separator: "\n").map(String.init) }
+}
+
+/// A reader of JSON that is one flat list or object of strings; nil for anything else.
+struct FlatJSON {
+    private let bytes: [UInt8]
+    private var at = 0
+
+    init(_ text: String) { bytes = Array(text.utf8) }
+
+    mutating func list() -> [String]? {
+        guard take(UInt8(ascii: "[")) else { return nil }
+        var items: [String] = []
+        if take(UInt8(ascii: "]")) { return end() ? items : nil }
+        repeat {
+            guard let item = string() else { return nil }
+            items.append(item)
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "]")) && end() ? items : nil
+    }
+
+    mutating func object() -> [String: String]? {
+        guard take(UInt8(ascii: "{")) else { return nil }
+        var fields: [String: String] = [:]
+        if take(UInt8(ascii: "}")) { return end() ? fields : nil }
+        repeat {
+            guard let key = string(), take(UInt8(ascii: ":")), let value = string() else { return nil }
+            fields[key] = value
+        } while take(UInt8(ascii: ","))
+        return take(UInt8(ascii: "}")) && end() ? fields : nil
+    }
+
+    private mutating func skipSpace() {
+        while at < bytes.count, bytes[at] == 0x20 || bytes[at] == 0x0A || bytes[at] == 0x0D || bytes[at] == 0x09 { at += 1 }
+    }
+
+    private mutating func take(_ byte: UInt8) -> Bool {
+        skipSpace()
+        guard at < bytes.count, bytes[at] == byte else { return false }
+        at += 1
+        return true
+    }
+
+    private mutating func end() -> Bool {
+        skipSpace()
+        return at == bytes.count
+    }
+
+    /// A quoted string; escapes as JSON has them.
+    private mutating func string() -> String? {
+        guard take(UInt8(ascii: "\"")) else { return nil }
+        let start = at
+        // No escape: the bytes as they are.
+        while at < bytes.count, bytes[at] != UInt8(ascii: "\""), bytes[at] != UInt8(ascii: "\\") { at += 1 }
+        guard at < bytes.count else { return nil }
+        if bytes[at] == UInt8(ascii: "\"") {
+            defer { at += 1 }
+            return String(decoding: bytes[start..<at], as: UTF8.self)
+        }
+        var out = Array(bytes[start..<at])
+        var pendingHigh: UInt32?
+        while at < bytes.count {
+            let byte = bytes[at]
+            at += 1
+            if byte == UInt8(ascii: "\"") { return pendingHigh == nil ? String(decoding: out, as: UTF8.self) : nil }
+            guard byte == UInt8(ascii: "\\") else {
+                guard pendingHigh == nil else { return nil }
+                out.append(byte)
+                continue
+            }
+            guard at < bytes.count else { return nil }
+            let escape = bytes[at]
+            at += 1
+            if escape == UInt8(ascii: "u") {
+                guard at + 4 <= bytes.count, let unit = UInt32(String(decoding: bytes[at..<at + 4], as: UTF8.self), radix: 16) else { return nil }
+                at += 4
+                var scalar: Unicode.Scalar?
+                if let high = pendingHigh {
+                    guard (0xDC00...0xDFFF).contains(unit) else { return nil }
+                    scalar = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00))
+                    pendingHigh = nil
+                } else if (0xD800...0xDBFF).contains(unit) {
+                    pendingHigh = unit
+                    continue
+                } else {
+                    scalar = Unicode.Scalar(unit)
+                }
+                guard let scalar else { return nil }
+                out.append(contentsOf: Array(String(Character(scalar)).utf8))
+                continue
+            }
+            guard pendingHigh == nil else { return nil }
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            default: return nil
+            }
+        }
+        return nil
+    }
 }

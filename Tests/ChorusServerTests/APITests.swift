@@ -217,6 +217,11 @@ final class APITests: XCTestCase {
         let badLimit = try call("GET", "/api/v1/events?limit=100000", token: alice)
         XCTAssertEqual(badLimit.status, 400)
         XCTAssertTrue((badLimit.json["message"] as? String ?? "").contains("limit"))
+
+        // A token known to the server, revoked with !token revoke: refused at once.
+        let id = try XCTUnwrap(try server.server.store.tokens(of: "alice").first).id
+        XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "!token revoke \##(id)"}"##).status, 200)
+        XCTAssertEqual(try call("GET", "/api/v1/me", token: alice).status, 401)
     }
 
     func testARunawayScriptMeetsTooManyRequests() throws {

@@ -125,3 +125,22 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(process.terminationStatus, 0, "psql \(arguments.joined(separator: " "))")
     }
 }
+
+/// Events' fields are written by hand (`StoredForm.json`) and read back by hand: every string
+/// comes back as it went in, and rows an older build wrote with JSONEncoder read the same.
+final class StoredFormTests: XCTestCase {
+    func testFlatJSONReadsBackWhateverWasWritten() throws {
+        let tricky = ["", "plain", "quote \" and \\ backslash", "line\nbreak\ttab\r", "\u{1}\u{1f}", "émoji 🧹 ünï", "a/b", "{\"not\": \"json\"}"]
+        XCTAssertEqual(StoredForm.strings(StoredForm.json(tricky)), tricky)
+        let fields = Dictionary(uniqueKeysWithValues: tricky.enumerated().map { ("k\($0.offset)", $0.element) })
+        XCTAssertEqual(StoredForm.fields(StoredForm.json(fields)), fields)
+        // As JSONEncoder writes them: `\/`, and `\u` escapes with a surrogate pair.
+        XCTAssertEqual(StoredForm.strings(String(decoding: try JSONEncoder().encode(tricky), as: UTF8.self)), tricky)
+        XCTAssertEqual(StoredForm.strings(#"["\ud83e\uddf9 \u00e9", "a\/b"]"#), ["🧹 é", "a/b"])
+        XCTAssertEqual(StoredForm.fields(#"{"a": "1", "b": "two"}"#), ["a": "1", "b": "two"])
+        // Not a flat list of strings: the decoder's answer, or nothing.
+        XCTAssertEqual(StoredForm.strings("[1, 2]"), [])
+        XCTAssertEqual(StoredForm.fields("not json"), [:])
+        XCTAssertEqual(StoredForm.strings(#"["\ud83e"]"#), [], "half a surrogate pair")
+    }
+}
