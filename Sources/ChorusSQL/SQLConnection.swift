@@ -37,6 +37,10 @@ public protocol SQLRow {
 
 public struct SQLReadError: Error, CustomStringConvertible {
     public var description: String
+
+    public init(description: String) {
+        self.description = description
+    }
 }
 
 extension SQLRow {
