@@ -123,13 +123,14 @@ public enum StoredForm {
 }
 
 /// A reader of JSON that is one flat list or object of strings; nil for anything else.
-struct FlatJSON {
+public struct FlatJSON {
     private let bytes: [UInt8]
     private var at = 0
 
-    init(_ text: String) { bytes = Array(text.utf8) }
+    public init(_ text: String) { bytes = Array(text.utf8) }
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    mutating func list() -> [String]? {
+    public mutating func list() -> [String]? {
         guard take(UInt8(ascii: "[")) else { return nil }
         var items: [String] = []
         if take(UInt8(ascii: "]")) { return end() ? items : nil }
@@ -140,7 +141,7 @@ struct FlatJSON {
         return take(UInt8(ascii: "]")) && end() ? items : nil
     }
 
-    mutating func object() -> [String: String]? {
+    public mutating func object() -> [String: String]? {
         guard take(UInt8(ascii: "{")) else { return nil }
         var fields: [String: String] = [:]
         if take(UInt8(ascii: "}")) { return end() ? fields : nil }

@@ -156,7 +156,11 @@ final class WebAPI {
     /// Runs one `!command` as the caller, in a room of theirs or in private, and answers with what
     /// it said and the events it made (with their ids: the feed's positions).
     private func command(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
-        let asked = try decode(APICommand.self, request.body)
+        // A command is a flat object of strings: read without JSONDecoder, which is for telling
+        // what is wrong with any other body.
+        var flat = FlatJSON(request.body.map { Array($0.readableBytesView) } ?? [])
+        let asked = try flat.object().flatMap { fields in fields["text"].map { APICommand(text: $0, room: fields["room"]) } }
+            ?? decode(APICommand.self, request.body)
         let text = asked.text.trimmingCharacters(in: .whitespaces)
         guard text.hasPrefix("!"), text.count > 1 else {
             throw APIError(.badRequest, "INVALID_PARAMS", "text is a !command, such as \"!jobs\" (!help lists them).")
