@@ -206,6 +206,9 @@ final class APITests: XCTestCase {
 
         XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: "{not json").json["code"] as? String, "INVALID_PARAMS")
         XCTAssertEqual(try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "hello"}"##).status, 400)
+        let twoLines = try call("POST", "/api/v1/commands", token: alice, body: ##"{"text": "!jobs\r\nQUIT"}"##)
+        XCTAssertEqual(twoLines.status, 400, "a command is one line")
+        XCTAssertEqual(twoLines.json["code"] as? String, "INVALID_PARAMS")
         let stranger = try call("POST", "/api/v1/commands", token: alice, body: ##"{"room": "#nowhere", "text": "!jobs"}"##)
         XCTAssertEqual(stranger.status, 404)
         XCTAssertEqual(stranger.json["code"] as? String, "NO_SUCH_ROOM")

@@ -165,7 +165,8 @@ final class WebAPI {
         guard text.hasPrefix("!"), text.count > 1 else {
             throw APIError(.badRequest, "INVALID_PARAMS", "text is a !command, such as \"!jobs\" (!help lists them).")
         }
-        guard !text.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }), text.utf8.count <= Limits.lineBytes else {
+        // Scalars, not Characters: "\r\n" is one Character, neither "\r" nor "\n".
+        guard !text.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }), text.utf8.count <= Limits.lineBytes else {
             throw APIError(.badRequest, "INVALID_PARAMS", "text is one line of at most \(Limits.lineBytes) bytes.")
         }
         var room: LiveRoom?
