@@ -102,6 +102,9 @@ enum WebSocketUpgrade {
     static func originAllowed(_ headers: HTTPHeaders, allowed: [String]) -> Bool {
         guard let origin = headers.first(name: "Origin")?.lowercased() else { return true }
         if allowed.contains("*") { return true }
+        // A page of the same host over HTTPS: the web client itself. Safe against DNS rebinding
+        // (a hostile name pointed at this server): the browser would have had to accept this
+        // server's certificate for that name, and a plain-HTTP page's origin is `http://`.
         if let host = headers.first(name: "Host")?.lowercased(), origin == "https://\(host)" { return true }
         return allowed.contains { $0.lowercased().trimmingSuffix("/") == origin }
     }
