@@ -9,7 +9,7 @@ final class APITests: XCTestCase {
     var server: TestServer!
 
     override func setUpWithError() throws {
-        server = try TestServer { $0.webPlain = .init(host: "127.0.0.1", port: 0) }
+        server = try TestServer(configure: { $0.webPlain = .init(host: "127.0.0.1", port: 0) })
         try server.addAccount("alice", "alice-password")
         try server.addAccount("bob", "bob-password")
     }
@@ -228,10 +228,10 @@ final class APITests: XCTestCase {
     }
 
     func testARunawayScriptMeetsTooManyRequests() throws {
-        server = try TestServer {
+        server = try TestServer(configure: {
             $0.webPlain = .init(host: "127.0.0.1", port: 0)
             $0.apiRequestsPerSecond = 20  // 40 at once, then 20 a second
-        }
+        })
         try server.addAccount("alice", "alice-password")
         let alice = try token("alice")
         // Requests pipelined on one connection, faster than a token may make them.

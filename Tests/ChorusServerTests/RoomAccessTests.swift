@@ -7,7 +7,7 @@ final class RoomAccessTests: XCTestCase {
     var server: TestServer!
 
     override func setUpWithError() throws {
-        server = try TestServer { $0.roomsOpen = ServerConfig().roomsOpen }
+        server = try TestServer(configure: { $0.roomsOpen = ServerConfig().roomsOpen })
         for name in ["ann", "bob", "cat"] { try server.addAccount(name, "\(name)-password") }
     }
 
@@ -87,7 +87,7 @@ final class RoomAccessTests: XCTestCase {
     }
 
     func testTheRoomsSettingOpensAccountsRoomsToAll() throws {
-        server = try TestServer { $0.roomsOpen = true }
+        server = try TestServer(configure: { $0.roomsOpen = true })
         try server.addAccount("ann", "ann-password")
         let ann = try server.connect(as: "ann")
         try ann.join("#square")
