@@ -66,7 +66,7 @@ public struct Bot: Sendable {
         let verb = body[..<verbEnd].lowercased()
         var args = Args(body[verbEnd...])
         guard let command = Self.byName[verb] else {
-            return Outcome(replies: ["Unknown command !\(verb). Type !help for the commands you can use here."])
+            return .refusal("Unknown command !\(verb). Type !help for the commands you can use here.", code: "UNKNOWN_COMMAND")
         }
         do {
             if command.audience > .anyone, let room = inv.room {
