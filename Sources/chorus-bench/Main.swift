@@ -174,16 +174,10 @@ struct Spawn {
         try p.run()
         // Wait (bounded) for the listener.
         for _ in 0..<200 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_port = in_port_t(UInt16(plain).bigEndian)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let ok = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            } == 0
-            close(fd)
-            if ok { return p }
+            if let fd = loopbackSocket(port: plain) {
+                close(fd)
+                return p
+            }
             guard p.isRunning else {
                 throw BenchError("chorusd exited (status \(p.terminationStatus)) before listening on 127.0.0.1:\(plain)")
             }
