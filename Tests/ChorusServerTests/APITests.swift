@@ -150,6 +150,32 @@ final class APITests: XCTestCase {
         XCTAssertEqual(try call("GET", "/api/v1/jobs?room=%23elsewhere", token: bob).status, 404)
     }
 
+    func testChoresAndListsAreReadByTheRoomsMembers() throws {
+        let alice = try server.connect(as: "alice")
+        alice.send("JOIN #flat")
+        alice.send("PRIVMSG #flat :!room add bob")
+        alice.send("PRIVMSG #flat :!chore add bins every week at 19:00 among alice bob")
+        alice.send("PRIVMSG #flat :!list groceries add milk, bread")
+        try alice.take("the list") { ($0.params.last ?? "").contains("added bread") }
+        let bob = try token("bob")
+
+        let chores = try call("GET", "/api/v1/chores?room=%23flat", token: bob)
+        XCTAssertEqual(chores.status, 200, "\(chores.json)")
+        let bins = try XCTUnwrap((chores.json["chores"] as? [[String: Any]])?.first)
+        XCTAssertEqual(bins["name"] as? String, "bins")
+        XCTAssertEqual(bins["turn"] as? String, "alice")
+        XCTAssertEqual(bins["rotation"] as? [String], ["alice", "bob"])
+        XCTAssertEqual(bins["every"] as? String, "every week")
+
+        let lists = try call("GET", "/api/v1/lists?room=%23flat", token: bob)
+        let groceries = try XCTUnwrap((lists.json["lists"] as? [[String: Any]])?.first)
+        XCTAssertEqual((groceries["items"] as? [[String: Any]])?.compactMap { $0["text"] as? String }, ["milk", "bread"])
+
+        try server.addAccount("carol", "carol-password")
+        XCTAssertEqual(try call("GET", "/api/v1/chores?room=%23flat", token: try token("carol")).status, 404, "not a member")
+        XCTAssertEqual(try call("GET", "/api/v1/lists", token: bob).status, 400, "which room")
+    }
+
     func testAFeedReadInPagesAcrossARestartHasEveryEventOnce() throws {
         let alice = try token("alice")
         for title in ["one", "two", "three", "four", "five"] {

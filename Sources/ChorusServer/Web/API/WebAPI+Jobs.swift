@@ -53,7 +53,7 @@ extension WebAPI {
 
     /// A board's read on the background pool (given the rooms' names as they are now, and the
     /// words of events), answered as JSON; the board's refusals as 404.
-    private func readBoard<T: Encodable>(_ read: @escaping ([String: String], IRCEventWording) throws -> T) -> EventLoopFuture<WebResponse> {
+    func readBoard<T: Encodable>(_ read: @escaping ([String: String], IRCEventWording) throws -> T) -> EventLoopFuture<WebResponse> {
         let names = server.rooms.mapValues(\.name), wording = server.wording
         return server.background { try read(names, wording) }.flatMapThrowing { try self.json(.ok, $0) }.flatMapError { error in
             switch error {
