@@ -1,0 +1,116 @@
+import ChorusSQL
+import Foundation
+
+// MARK: JSON shapes (API.md)
+
+struct APIRoom: Encodable {
+    let name: String
+    let role: String
+    let topic: String
+}
+
+struct APIMe: Encodable {
+    let account: String
+    let rooms: [APIRoom]
+}
+
+struct APICommand: Decodable {
+    let text: String
+    let room: String?
+}
+
+struct APIEvent: Encodable {
+    let id: Int64
+    let type: String
+    let room: String?
+    let job: Int64?
+    let actor: String
+    let at: String
+    let data: [String: String]
+    let concerns: [String]
+    /// The sentence people read for it.
+    let text: String
+}
+
+struct APICommandOutcome: Encodable {
+    let replies: [String]
+    let events: [APIEvent]
+}
+
+struct APIFeed: Encodable {
+    let events: [APIEvent]
+    /// The position to ask after next time (`after=`).
+    let next: Int64
+    /// Whether more events are there already.
+    let more: Bool
+}
+
+struct APIFailure: Encodable {
+    let code: String
+    let message: String
+    let replies: [String]?
+}
+
+// The event shapes are written by hand, in the order JSONEncoder's sorted keys give: the encoder
+// was a quarter of the server's time serving a feed.
+
+extension APIEvent {
+    func write(to out: inout [UInt8]) {
+        out += Array(#"{"actor":"#.utf8)
+        StoredForm.writeJSON(actor, to: &out)
+        out += Array(#","at":"#.utf8)
+        StoredForm.writeJSON(at, to: &out)
+        out += Array(#","concerns":["#.utf8)
+        for (i, name) in concerns.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            StoredForm.writeJSON(name, to: &out)
+        }
+        out += Array(#"],"data":{"#.utf8)
+        for (i, field) in data.sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            StoredForm.writeJSON(field.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            StoredForm.writeJSON(field.value, to: &out)
+        }
+        out += Array(#"},"id":\#(id),"job":\#(job.map(String.init) ?? "null"),"room":"#.utf8)
+        if let room { StoredForm.writeJSON(room, to: &out) } else { out += Array("null".utf8) }
+        out += Array(#","text":"#.utf8)
+        StoredForm.writeJSON(text, to: &out)
+        out += Array(#","type":"#.utf8)
+        StoredForm.writeJSON(type, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    static func write(_ events: [APIEvent], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (i, event) in events.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            event.write(to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+}
+
+extension APIFeed {
+    var json: [UInt8] {
+        var out = Array(#"{"events":"#.utf8)
+        out.reserveCapacity(events.count * 256 + 64)
+        APIEvent.write(events, to: &out)
+        out += Array(#","more":\#(more),"next":\#(next)}"#.utf8)
+        return out
+    }
+}
+
+extension APICommandOutcome {
+    var json: [UInt8] {
+        var out = Array(#"{"events":"#.utf8)
+        APIEvent.write(events, to: &out)
+        out += Array(#","replies":["#.utf8)
+        for (i, reply) in replies.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            StoredForm.writeJSON(reply, to: &out)
+        }
+        out += Array("]}".utf8)
+        return out
+    }
+}
