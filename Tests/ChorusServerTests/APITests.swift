@@ -25,6 +25,15 @@ final class APITests: XCTestCase {
         return secret
     }
 
+    /// alice's room #flat, with bob added, and alice's connection (after `lines`, said in the room).
+    func flat(_ lines: String...) throws -> TestClient {
+        let alice = try server.connect(as: "alice")
+        alice.send("JOIN #flat")
+        alice.send("PRIVMSG #flat :!room add bob")
+        for line in lines { alice.send("PRIVMSG #flat :\(line)") }
+        return alice
+    }
+
     struct Answer {
         var status: Int
         var headers: [String: String]
@@ -58,9 +67,7 @@ final class APITests: XCTestCase {
     func events(_ answer: Answer) -> [[String: Any]] { answer.json["events"] as? [[String: Any]] ?? [] }
 
     func testATokensAccountRunsACommandInItsRoomAndReadsTheEventsItHears() throws {
-        let alice = try server.connect(as: "alice")
-        alice.send("JOIN #flat")
-        alice.send("PRIVMSG #flat :!room add bob")
+        let alice = try flat()
         try alice.take("bob added") { ($0.params.last ?? "").contains("added bob") }
         let bob = try token("bob")
 
@@ -90,10 +97,7 @@ final class APITests: XCTestCase {
 
     func testTheFeedHoldsOnlyWhatTheAccountWouldHear() throws {
         try server.addAccount("carol", "carol-password")
-        let alice = try server.connect(as: "alice")
-        alice.send("JOIN #flat")
-        alice.send("PRIVMSG #flat :!room add bob")
-        alice.send("PRIVMSG #flat :!room set visibility own")
+        let alice = try flat("!room set visibility own")
         try alice.take("visibility") { ($0.params.last ?? "").contains("visibility") && ($0.params.last ?? "").contains("own") }
         alice.send("PRIVMSG #flat :!job add Plan the surprise party")
         try alice.take("job 1") { ($0.params.last ?? "").contains("created job 1") }
@@ -117,13 +121,8 @@ final class APITests: XCTestCase {
     }
 
     func testJobsAreReadAsTheBoardShowsThem() throws {
-        let alice = try server.connect(as: "alice")
-        alice.send("JOIN #flat")
-        alice.send("PRIVMSG #flat :!room add bob")
-        alice.send("PRIVMSG #flat :!room set visibility own")
-        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
-        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
-        alice.send("PRIVMSG #flat :!comment 2 before eight")
+        let alice = try flat("!room set visibility own", "!job add Plan the surprise party", "!job add Take the bins out @bob",
+                             "!comment 2 before eight")
         try alice.take("the comment") { ($0.params.last ?? "").contains("commented on job 2") }
         let bob = try token("bob")
 
@@ -151,11 +150,7 @@ final class APITests: XCTestCase {
     }
 
     func testChoresAndListsAreReadByTheRoomsMembers() throws {
-        let alice = try server.connect(as: "alice")
-        alice.send("JOIN #flat")
-        alice.send("PRIVMSG #flat :!room add bob")
-        alice.send("PRIVMSG #flat :!chore add bins every week at 19:00 among alice bob")
-        alice.send("PRIVMSG #flat :!list groceries add milk, bread")
+        let alice = try flat("!chore add bins every week at 19:00 among alice bob", "!list groceries add milk, bread")
         try alice.take("the list") { ($0.params.last ?? "").contains("added bread") }
         let bob = try token("bob")
 
