@@ -176,7 +176,9 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
     }
 
     init(_ error: any Error, sql: String? = nil) {
-        if let psql = error as? PSQLError {
+        if let already = error as? PostgresStoreError {
+            self = already
+        } else if let psql = error as? PSQLError {
             state = psql.serverInfo?[.sqlState]
             if let message = psql.serverInfo?[.message] {
                 description = "PostgreSQL: \(message)" + (state.map { " (\($0))" } ?? "")

@@ -95,6 +95,27 @@ public struct PostgresLocation: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The client's configuration, with `settings` given to each connection at its start
+    /// (run-time parameters, as `SET` would give them).
+    func clientConfiguration(settings: [(String, String)]) throws -> PostgresClient.Configuration {
+        var configuration: PostgresClient.Configuration
+        if let socketFolder {
+            configuration = .init(unixSocketPath: "\(socketFolder)/.s.PGSQL.\(port)", username: user, password: password, database: database)
+        } else {
+            var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+            tlsConfiguration.certificateVerification = .none
+            let mode: PostgresClient.Configuration.TLS
+            switch tls {
+            case .disable: mode = .disable
+            case .prefer: mode = .prefer(tlsConfiguration)
+            case .require: mode = .require(tlsConfiguration)
+            }
+            configuration = .init(host: host, port: port, username: user, password: password, database: database, tls: mode)
+        }
+        configuration.options.additionalStartupParameters = [("application_name", String(applicationName.prefix(63)))] + settings
+        return configuration
+    }
+
     private var connection: PostgresConnection.Configuration {
         get throws {
             if let socketFolder {

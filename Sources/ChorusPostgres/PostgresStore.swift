@@ -19,7 +19,7 @@ import PostgresNIO
 /// transaction's handle (`transaction(cache:_:)`), whose calls all run on that transaction's connection.
 public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     // `pool` is thread-safe; nothing else here mutates.
-    let pool: PostgresPool
+    let pool: PostgresConnections
     /// The transaction this handle is bound to, or nil for the store itself.
     let connection: PostgresLink?
     /// The Workspace's cache, on a transaction's handle (see `SQLiteStore.cache`).
@@ -30,7 +30,7 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     /// Connects to the database `location` names (`postgres://user:password@host:port/database`)
     /// and brings its schema up to date. Throws, saying why, when the database cannot be reached.
     public init(location: PostgresLocation, connections: Int = 4, logger: Logger = Logger(label: "chorus.postgres")) throws {
-        pool = try PostgresPool(location: location, size: connections, logger: logger)
+        pool = try PostgresConnections(location: location, size: connections, logger: logger)
         connection = nil
         cache = nil
         do {
@@ -136,7 +136,7 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     var db: Access { Access(pool: pool, batch: connection) }
 
     struct Access {
-        let pool: PostgresPool
+        let pool: PostgresConnections
         /// The transaction's connection, on a transaction's handle.
         let batch: PostgresLink?
 

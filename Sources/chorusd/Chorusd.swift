@@ -6,9 +6,11 @@ import ChorusStore
 import Dispatch
 import Foundation
 import Logging
+import ServiceLifecycle
+import UnixSignals
 
 @main
-struct Chorusd: ParsableCommand {
+struct Chorusd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorusd",
         abstract: "Chorus: an IRC server for teams that share work.",
@@ -62,7 +64,7 @@ struct DataOptions: ParsableArguments {
     }
 }
 
-struct Serve: ParsableCommand {
+struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Run the server (the default).")
 
     @OptionGroup var options: DataOptions
@@ -111,7 +113,7 @@ struct Serve: ParsableCommand {
         return settings
     }
 
-    func run() throws {
+    func run() async throws {
         let settings = try self.settings()
         let level: Logger.Level = verbose ? .debug : .info
         let json = settings.logFormat == .json
@@ -163,32 +165,42 @@ struct Serve: ParsableCommand {
         ])
 
         // Stop cleanly on SIGINT/SIGTERM: tell everyone, write what is pending, close the database.
-        let stop = DispatchSemaphore(value: 0)
-        var sources: [DispatchSourceSignal] = []
-        // SIGHUP: the config file and the certificate again; a file that cannot be read changes nothing.
-        signal(SIGHUP, SIG_IGN)
-        let hangUp = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
-        hangUp.setEventHandler {
+        let service = ChorusService(server: server, logger: logger) {
+            // SIGHUP: the config file and the certificate again; a file that cannot be read changes nothing.
             do {
                 server.reload(try self.settings())
             } catch {
                 logger.error("configuration not reloaded: the one in use stays", metadata: ["error": "\(error)"])
             }
         }
-        hangUp.resume()
-        sources.append(hangUp)
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            sources.append(source)
-        }
-        stop.wait()
-        logger.info("shutting down")
-        server.shutdown()
+        let group = ServiceGroup(configuration: .init(services: [.init(service: service)],
+                                                      gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
         store.close()
-        _ = sources
+    }
+}
+
+/// The running server as swift-service-lifecycle sees it: started before the group runs (a port
+/// taken is an error at start, before anything is said to be running), reloaded on SIGHUP, and
+/// shut down when the group's graceful shutdown begins (SIGTERM, SIGINT).
+struct ChorusService: Service {
+    let server: IRCServer
+    let logger: Logger
+    let reload: @Sendable () -> Void
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            reload()
+        }
+        logger.info("shutting down")
+        // Shutting down waits for the writer's last batch and the clients' goodbyes: off the
+        // concurrency pool's threads.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                server.shutdown()
+                done.resume()
+            }
+        }
     }
 }
 

@@ -134,4 +134,77 @@ final class ChorusdCommandTests: XCTestCase {
         XCTAssertNotEqual(backup.status, 0)
         XCTAssertTrue(backup.output.contains("pg_dump"), backup.output)
     }
+
+    /// A running server, as an operator meets it: SIGHUP reads the config file again (a new MOTD
+    /// for the next client), and SIGTERM says goodbye to the connected, writes what is pending
+    /// and exits 0.
+    func testServeReloadsOnSIGHUPAndStopsCleanlyOnSIGTERM() throws {
+        let config = folder.appendingPathComponent("chorus.conf")
+        try "motd = before the reload\n".write(to: config, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = try chorusdBinary()
+        process.arguments = ["serve", "--config", config.path, "--data", folder.appendingPathComponent("data").path,
+                             "--tls", "off", "--web", "off", "--plain", "127.0.0.1:0"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let log = LogLines(out.fileHandleForReading)
+        let running = try XCTUnwrap(log.first(containing: "Chorus is running", within: 30))
+        // `plain=[IPv4]127.0.0.1/127.0.0.1:PORT`
+        let address = try XCTUnwrap(running.range(of: "plain=").map { running[$0.upperBound...].prefix { $0 != " " } })
+        let port = try XCTUnwrap(address.split(separator: ":").last.flatMap { Int($0) }, running)
+
+        let first = try TestClient(port: port, tls: false)
+        XCTAssertTrue(try first.register("ann").contains { $0.params.last == "- before the reload" })
+        try "motd = after the reload\n".write(to: config, atomically: true, encoding: .utf8)
+        kill(process.processIdentifier, SIGHUP)
+        let second = try TestClient(port: port, tls: false)
+        var motd = try second.register("bob").compactMap(\.params.last)
+        for _ in 0..<50 where !motd.contains("- after the reload") {
+            usleep(100_000)
+            second.send("MOTD")
+            motd = try second.collect { $0.command == "376" || $0.command == "422" }.compactMap(\.params.last)
+        }
+        XCTAssertTrue(motd.contains("- after the reload"), "\(motd)")
+
+        kill(process.processIdentifier, SIGTERM)
+        XCTAssertNotNil(try? first.expect("the goodbye", timeout: 10) { $0.command == "ERROR" })
+        let deadline = Date().addingTimeInterval(15)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        XCTAssertFalse(process.isRunning, "chorusd still running 15 s after SIGTERM")
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertNotNil(log.first(containing: "shutting down", within: 1))
+    }
+}
+
+/// What a process writes, read line by line on a thread of its own, for a test to wait on.
+private final class LogLines: @unchecked Sendable {
+    private let lock = NSCondition()
+    private var lines: [String] = []
+
+    init(_ handle: FileHandle) {
+        Thread.detachNewThread { [self] in
+            var pending = Data()
+            while case let chunk = handle.availableData, !chunk.isEmpty {
+                pending.append(chunk)
+                while let end = pending.firstIndex(of: 0x0A) {
+                    let line = String(decoding: pending[..<end], as: UTF8.self)
+                    pending.removeSubrange(...end)
+                    lock.lock(); lines.append(line); lock.broadcast(); lock.unlock()
+                }
+            }
+        }
+    }
+
+    func first(containing text: String, within seconds: TimeInterval) -> String? {
+        let deadline = Date().addingTimeInterval(seconds)
+        lock.lock()
+        defer { lock.unlock() }
+        while true {
+            if let line = lines.first(where: { $0.contains(text) }) { return line }
+            guard lock.wait(until: deadline) else { return nil }
+        }
+    }
 }

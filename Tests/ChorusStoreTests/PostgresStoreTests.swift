@@ -386,7 +386,7 @@ final class PostgresStoreTests: XCTestCase {
         defer { try? admin.close().wait() }
         let ended = try admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = \(location.applicationName)",
                                     logger: Logger(label: "test")).wait()
-        XCTAssertEqual(ended.rows.count, 1)
+        XCTAssertGreaterThanOrEqual(ended.rows.count, 1, "the store's connection (or two: the client may open another while one is being given back)")
         // The first call may meet the dead connection and fail, saying so; the next gets a new one.
         var outcome: Result<[Account], any Error> = .failure(StoreError.notInTransaction)
         for _ in 0..<2 {
