@@ -24,6 +24,10 @@ final class PostgresConnections: Sendable {
     private let running: Task<Void, Never>
     private let listening = NIOLockedValueBox<[Task<Void, Never>]>([])
     private let closed = NIOLockedValueBox(false)
+    /// Leases kept a moment for the next caller (`keep`), the last used last.
+    private let idle = NIOLockedValueBox<[Lease]>([])
+    /// Gives back what lingered when no caller came.
+    private let sweeper: Task<Void, Never>
 
     /// How long a caller waits for a connection (the database down, or every connection busy)
     /// before it is told so: a command refused in seconds beats one that hangs.
@@ -46,6 +50,13 @@ final class PostgresConnections: Sendable {
         let client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.client = client
         running = Task { await client.run() }
+        let idle = self.idle
+        sweeper = Task {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                for lease in idle.withLockedValue({ Self.takeStale(from: &$0) }) { lease.giveBack() }
+            }
+        }
     }
 
     private static func probe(_ location: PostgresLocation, logger: Logger) throws {
@@ -60,32 +71,49 @@ final class PostgresConnections: Sendable {
         }
     }
 
-    /// Runs `body` on a connection of the client's, given back when it returns (closed first if a
-    /// statement found it broken, so that the client opens another).
+    /// Runs `body` on a connection of the client's (closed first if a statement found it broken,
+    /// so that the client opens another).
     func with<T>(_ body: (PostgresLink) throws -> T) throws -> T {
-        if closed.withLockedValue({ $0 }) { throw PostgresStoreError(closed: "the store is closed") }
-        let lease = Lease()
-        let logger = self.logger
-        let task = Task {
-            do {
-                try await client.withConnection { connection in
-                    let link = PostgresLink(connection, logger: logger)
-                    await lease.lend(link)
-                    if link.broken && !connection.isClosed { try? await connection.close() }
-                }
-            } catch {
-                lease.fail(error)
-            }
+        let lease = try take()
+        defer { keep(lease) }
+        return try body(lease.link)
+    }
+
+    /// A lease that was used in the last `linger` (the writer's, between two batches), else a new one.
+    private func take() throws -> Lease {
+        while let lease = try idle.withLockedValue({ idle -> Lease? in
+            if closed.withLockedValue({ $0 }) { throw PostgresStoreError(closed: "the store is closed") }
+            return idle.popLast()
+        }) {
+            // One the server ended while it waited here (a restart, an administrator) goes back.
+            if !lease.link.connection.isClosed { return lease }
+            lease.giveBack()
         }
-        let link: PostgresLink
-        do {
-            link = try lease.take(within: Self.leaseTimeout)
-        } catch {
-            task.cancel()  // the client drops the request; a connection it lends after this goes back at once
-            throw error
+        return try Lease(from: client, logger: logger, within: Self.leaseTimeout)
+    }
+
+    /// Keeps a lease a moment for the next caller (a lease costs a task and a turn of the client's
+    /// pool: a third of a millisecond, measured, against a batch's few); one that is broken, or
+    /// when the store closes, goes back to the client now, and the others once unused for `linger`.
+    private func keep(_ lease: Lease) {
+        lease.lastUsed = .now()
+        let stale = idle.withLockedValue { idle -> [Lease] in
+            if lease.link.broken || closed.withLockedValue({ $0 }) { return [lease] }
+            idle.append(lease)
+            return Self.takeStale(from: &idle)
         }
-        defer { lease.giveBack() }
-        return try body(link)
+        for old in stale { old.giveBack() }
+    }
+
+    /// How long a lease is kept unused before its connection goes back to the client's pool, where
+    /// it is kept alive (or closed when idle for long).
+    static let linger: DispatchTimeInterval = .seconds(1)
+
+    private static func takeStale(from idle: inout [Lease]) -> [Lease] {
+        let cutoff = DispatchTime.now() - Self.linger
+        let stale = idle.filter { $0.lastUsed < cutoff }
+        if !stale.isEmpty { idle.removeAll { $0.lastUsed < cutoff } }
+        return stale
     }
 
     /// Calls `wake` on each NOTIFY on `channel` from another process (the payload names the
@@ -114,6 +142,8 @@ final class PostgresConnections: Sendable {
     /// Stops the listeners and the client, which closes its connections. Calls after this throw.
     func close() {
         guard !closed.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
+        sweeper.cancel()
+        for lease in idle.withLockedValue({ let all = $0; $0 = []; return all }) { lease.giveBack() }
         for task in listening.withLockedValue({ $0 }) { task.cancel() }
         running.cancel()
         let stopped = DispatchSemaphore(value: 0)
@@ -128,19 +158,43 @@ final class PostgresConnections: Sendable {
     }
 }
 
-/// One connection lent by a task to a waiting thread, and its return.
+/// One connection lent by a task (holding the client's lease) to the store's threads, until it is
+/// given back.
 private final class Lease: @unchecked Sendable {
+    private(set) var link: PostgresLink!
+    /// When the last caller was done with it (guarded by the idle list's lock).
+    var lastUsed = DispatchTime.now()
     private let lock = NIOLock()
     private let lent = DispatchSemaphore(value: 0)
-    private var link: PostgresLink?
     private var failure: (any Error)?
     private var returned: CheckedContinuation<Void, Never>?
     /// The waiting thread stopped waiting (its time ran out): what is lent later goes straight back.
     private var abandoned = false
     private var givenBack = false
 
-    /// Called by the task: hands the connection over and waits until the thread gives it back.
-    func lend(_ link: PostgresLink) async {
+    /// Asks the client for a connection and waits at most `seconds` for it.
+    init(from client: PostgresClient, logger: Logger, within seconds: TimeInterval) throws {
+        let task = Task { [self] in
+            do {
+                try await client.withConnection { connection in
+                    let link = PostgresLink(connection, logger: logger)
+                    await lend(link)
+                    if link.broken && !connection.isClosed { try? await connection.close() }
+                }
+            } catch {
+                fail(error)
+            }
+        }
+        do {
+            link = try take(within: seconds)
+        } catch {
+            task.cancel()  // the client drops the request; a connection it lends after this goes back at once
+            throw error
+        }
+    }
+
+    /// Called by the task: hands the connection over and waits until it is given back.
+    private func lend(_ link: PostgresLink) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let keep = lock.withLock { () -> Bool in
                 guard !abandoned else { return false }
@@ -152,12 +206,12 @@ private final class Lease: @unchecked Sendable {
         }
     }
 
-    func fail(_ error: any Error) {
+    private func fail(_ error: any Error) {
         lock.withLock { failure = error }
         lent.signal()
     }
 
-    func take(within seconds: TimeInterval) throws -> PostgresLink {
+    private func take(within seconds: TimeInterval) throws -> PostgresLink {
         if lent.wait(timeout: .now() + seconds) == .timedOut {
             let lentLate = lock.withLock { () -> PostgresLink? in
                 if link == nil && failure == nil { abandoned = true }
