@@ -31,6 +31,7 @@ public struct Accounts: Sendable {
                         firstName: String? = nil, lastName: String? = nil) throws -> Account {
         try AccountRules.validate(name: name, password: password, email: email, minimumPasswordLength: minimumPasswordLength)
         if try store.account(named: name) != nil { throw AccountError.nameTaken(name) }
+        if try store.accountDeleted(named: name) != nil { throw AccountError.nameRetired(name) }
         return Account(name: name, email: email, firstName: firstName, lastName: lastName,
                        passwordHash: try hasher.hash(password), createdAt: now())
     }
@@ -40,6 +41,7 @@ public struct Accounts: Sendable {
         do {
             return try store.insertAccount(account)
         } catch StoreError.duplicate {
+            if try store.accountDeleted(named: account.name) != nil { throw AccountError.nameRetired(account.name) }
             throw AccountError.nameTaken(account.name)
         }
     }
@@ -84,7 +86,15 @@ public struct Accounts: Sendable {
         try store.updateAccount(account)
     }
 
+    /// Retires the account (`AccountData`): its sessions end, it cannot log in, and its name is
+    /// never given to anyone else.
     public func delete(name: String) throws {
         guard try store.deleteAccount(named: name) else { throw AccountError.noSuchAccount(name) }
+    }
+
+    /// Retires the account if it is live, then deletes its personal data (`AccountData.erased`).
+    public func erase(name: String) throws {
+        _ = try store.deleteAccount(named: name)
+        guard try store.eraseAccount(named: name) else { throw AccountError.noSuchAccount(name) }
     }
 }

@@ -51,9 +51,20 @@ public protocol Store: Sendable {
     func insertAccount(_ account: Account) throws -> Account
     func account(named name: String) throws -> Account?
     func updateAccount(_ account: Account) throws
+    /// Retires the account (`AccountData`): false if there is no live account of that name.
     func deleteAccount(named name: String) throws -> Bool
+    /// Deletes what `AccountData.erased` names of a retired account; false if there is no retired
+    /// account of that name.
+    func eraseAccount(named name: String) throws -> Bool
+    /// When the account of that name was deleted, if it was: the name is never given again.
+    func accountDeleted(named name: String) throws -> Date?
+    /// The keys of accounts deleted after `time`, for a running server to end their sessions.
+    func accountsDeleted(after time: Date) throws -> [String]
+    /// Every row that names the account (`AccountData.tables`), nil if there is no such account.
+    func exportAccount(named name: String) throws -> AccountData?
+    /// Live accounts, by key.
     func allAccounts() throws -> [Account]
-    /// Every account's key: cheap enough to hold in memory for nick reservation checks.
+    /// Every live account's key: cheap enough to hold in memory for nick reservation checks.
     func accountKeys() throws -> [String]
 
     // Tokens bots log in with (`AccountToken`), found by their digest.

@@ -449,5 +449,10 @@ public enum Migrations {
         Migration(21, "v21: each installation wakes on a channel of its own", postgres: """
             CREATE OR REPLACE FUNCTION chorus_room_changed() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE changed_room TEXT; BEGIN IF TG_TABLE_NAME = 'rooms' THEN changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; ELSE changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.room ELSE NEW.room END; END IF; INSERT INTO room_changes (room, changed, node) VALUES (changed_room, (extract(epoch from clock_timestamp()) * 1000)::bigint, current_setting('chorus.node', true)) ON CONFLICT (room) DO UPDATE SET changed = excluded.changed, node = excluded.node; PERFORM pg_notify(coalesce(current_setting('chorus.channel', true), 'chorus_lines'), 'rooms ' || coalesce(current_setting('chorus.node', true), '')); RETURN NULL; END $$
             """),
+            // A deleted account stays as a tombstone, wiped (`AccountData`): its name is never given to
+        // anyone else, so what the team keeps under it never becomes a newcomer's.
+        Migration(22, "v22: deleted accounts keep their name", both: """
+            ALTER TABLE accounts ADD COLUMN deleted_at INTEGER
+            """),
     ]
 }

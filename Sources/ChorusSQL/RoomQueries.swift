@@ -34,7 +34,7 @@ extension SQLRoomStore {
 
     private func accounts(where condition: String, _ binds: [any SQLBindable]) throws -> [Account] {
         try reading { c in
-            try c.rows("SELECT \(Self.accountColumns) FROM accounts WHERE \(condition)", binds).map { row in
+            try c.rows("SELECT \(Self.accountColumns) FROM accounts WHERE deleted_at IS NULL AND \(condition)", binds).map { row in
                 Account(id: try row.int64("id"), name: try row.string("name"), email: try row.string("email"),
                         firstName: try row.string("first_name"), lastName: try row.string("last_name"),
                         passwordHash: try row.string("password_hash"), createdAt: try row.date("created_at"))
@@ -51,21 +51,8 @@ extension SQLRoomStore {
         }
     }
 
-    public func deleteAccount(named name: String) throws -> Bool {
-        let key = Account.key(name)
-        return try writing { c in
-            let deleted = try c.run("DELETE FROM accounts WHERE key = ?", [key]) > 0
-            for table in ["held_lines WHERE account", "account_tokens WHERE account", "contractors WHERE account_key",
-                          "account_presence WHERE account_key", "read_markers WHERE account_key"] {
-                try c.run("DELETE FROM \(table) = ?", [key])
-            }
-            forgetAll()
-            return deleted
-        }
-    }
-
     public func accountKeys() throws -> [String] {
-        try reading { c in try c.rows("SELECT key FROM accounts", []).map { try $0.string("key") } }
+        try reading { c in try c.rows("SELECT key FROM accounts WHERE deleted_at IS NULL", []).map { try $0.string("key") } }
     }
 
     // MARK: Rooms

@@ -88,6 +88,7 @@ public final class IRCServer: @unchecked Sendable {
     private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?
     private var accountRefresh: RepeatedTask?
+    private var deletionWatch: RepeatedTask?
     var reminderTask: Scheduled<Void>?
     /// The certificate new TLS connections are given; replaced by a reload or when its files change.
     var sslContext: NIOSSLContext?
@@ -217,6 +218,7 @@ public final class IRCServer: @unchecked Sendable {
             guard let self else { return }
             self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
         }
+        deletionWatch = watchForDeletedAccounts()
     }
 
     /// Binds a listener; returns the address it got (a port of 0 picks one).
@@ -262,6 +264,7 @@ public final class IRCServer: @unchecked Sendable {
             self.listening = false
             self.maintenance?.cancel()
             self.accountRefresh?.cancel()
+            self.deletionWatch?.cancel()
             self.certificateWatch?.cancel()
             self.reminderTask?.cancel()
             for channel in self.listeners { channel.close(promise: nil) }

@@ -60,8 +60,24 @@ final class ChorusdCommandTests: XCTestCase {
         let token = try chorusd(["account", "token", "alice", "--label", "ci", "--data", data])
         XCTAssertTrue(token.output.contains("(ci) for alice: "), token.output)
 
-        XCTAssertEqual(try chorusd(["account", "del", "alice", "--data", data]).status, 0)
+        let exported = try chorusd(["account", "export", "alice", "--data", data])
+        XCTAssertEqual(exported.status, 0, exported.output)
+        let tables = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(exported.output.utf8)) as? [String: [[String: Any]]])
+        XCTAssertEqual(tables["accounts"]?.first?["email"] as? String, "alice@example.org")
+        XCTAssertEqual(tables["account_tokens"]?.first?["label"] as? String, "ci")
+        XCTAssertFalse(exported.output.contains("password_hash") || exported.output.contains("digest"), exported.output)
+
+        let deleted = try chorusd(["account", "del", "alice", "--data", data])
+        XCTAssertEqual(deleted.status, 0, deleted.output)
+        XCTAssertTrue(deleted.output.contains("its name stays retired"), deleted.output)
         XCTAssertEqual(try chorusd(["account", "list", "--data", data]).output, "no accounts\n")
+        let retired = try chorusd(["account", "add", "alice", "--password", "a-long-password", "--data", data])
+        XCTAssertNotEqual(retired.status, 0)
+        XCTAssertTrue(retired.output.contains("The name alice belonged to an account that was deleted"), retired.output)
+        XCTAssertEqual(try chorusd(["account", "erase", "alice", "--data", data]).status, 0)
+        let nobody = try chorusd(["account", "export", "nobody", "--data", data])
+        XCTAssertNotEqual(nobody.status, 0)
+        XCTAssertTrue(nobody.output.contains("There is no account named nobody"), nobody.output)
         XCTAssertTrue(try chorusd(["check", "--data", data]).output.contains("chorus.sqlite: ok"))
     }
 

@@ -422,8 +422,8 @@ extension IRCServer {
                 self.logIn(client, as: account, reply: reply)
             case .success(let (_, outcome)):
                 reply.fail(outcome.code ?? "TEMPORARILY_UNAVAILABLE", context: [name], outcome.replies.joined(separator: " "))
-            case .failure(AccountError.nameTaken):
-                reply.fail("ACCOUNT_EXISTS", context: [name], AccountError.nameTaken(name).description)
+            case .failure(let error as AccountError):
+                reply.fail("ACCOUNT_EXISTS", context: [name], error.description)  // taken, or retired
             case .failure(let error):
                 self.logger.error("REGISTER failed: \(error)")
                 reply.fail("TEMPORARILY_UNAVAILABLE", context: [name], "Could not create the account; try again")

@@ -25,7 +25,7 @@ extension IRCServer {
             let name = export.place.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
             return WebResponse.csv(JobSheet(export, timeZone: zone).text, fileName: "chorus-jobs-\(name.isEmpty ? "room" : name).csv")
         }
-        .recover { .text(.badRequest, "\($0)") }
+        .recover { ($0 as? LinkRefusal)?.response ?? .text(.badRequest, "\($0)") }
     }
 }
 

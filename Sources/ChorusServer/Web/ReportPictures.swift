@@ -23,7 +23,7 @@ extension IRCServer {
             return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).timeReport(invocation, arguments: arguments)
         }
         .map { format.response(for: $0) }
-        .recover { .text(.badRequest, "\($0)") }
+        .recover { ($0 as? LinkRefusal)?.response ?? .text(.badRequest, "\($0)") }
     }
 
     /// A link's fields once its signature and time check out, with each of `required` present.
@@ -46,6 +46,9 @@ extension IRCServer {
     /// The account behind a link as the bot sees it now: its rooms as they are today, so a link
     /// outlives neither a membership nor the account.
     static func linkInvocation(account: String, room: String?, zone: TimeZone, now: Date, _ store: any ChorusStorage) throws -> Invocation {
+        guard try store.account(named: account) != nil else {
+            throw LinkRefusal(status: .gone, text: "This link's account was deleted: the link no longer works.")
+        }
         var rooms: [String: String] = [:]
         for membership in try store.memberships(ofAccount: Account.key(account)) {
             rooms[membership.room] = try store.roomName(membership.room) ?? membership.room
