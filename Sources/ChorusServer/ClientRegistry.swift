@@ -41,6 +41,7 @@ struct ClientRegistry {
 
     func client(nick: String) -> Client? { nicks[Names.fold(nick)] }
     func connections(ofAccount key: String) -> [Client] { sessions[key] ?? [] }
+    func connections(fromIP ip: String) -> Int { connectionsPerIP[ip, default: 0] }
     var registeredCount: Int { nicks.count }
 
     /// Counts a new connection, unless its address already has `limit` (0: no limit).

@@ -67,6 +67,8 @@ public final class IRCServer: @unchecked Sendable {
     /// The token each connection logged in with, for the few that used one: revoking a token
     /// closes them (`!token revoke`). Here rather than in `Client`, as most connections have none.
     var tokenLogins: [ObjectIdentifier: Int64] = [:]
+    /// Web connections that have not become WebSockets, by address (`admitWebConnection`).
+    var webConnectionsPerIP: [String: Int] = [:]
     /// Keys of all accounts, so the nick reservation check needs no database read per connection.
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []

@@ -142,11 +142,14 @@ final class ProxyHeaderHandler: ChannelInboundHandler, RemovableChannelHandler {
 extension IRCServer {
     /// A connection from a balancer named by `proxy-from` reads its PROXY header before anything
     /// else (TLS included); `found` gets the client's address, before the connection is active.
-    func readProxyHeader(on channel: Channel, found: @escaping (String) -> Void) throws {
-        guard !config.proxyFrom.isEmpty, let peer = channel.remoteAddress, config.proxyFrom.contains(IRCServer.text(of: peer)) else { return }
+    /// Returns whether a header is expected (the peer is a configured proxy).
+    @discardableResult
+    func readProxyHeader(on channel: Channel, found: @escaping (String) -> Void) throws -> Bool {
+        guard !config.proxyFrom.isEmpty, let peer = channel.remoteAddress, config.proxyFrom.contains(IRCServer.text(of: peer)) else { return false }
         try channel.pipeline.syncOperations.addHandler(ProxyHeaderHandler { header in
             if case .client(let address) = header { found(address) }
         })
+        return true
     }
 }
 
@@ -154,6 +157,8 @@ extension IRCServer {
 /// was read (the request handler, the IRC client after a WebSocket upgrade).
 final class ProxiedAddress {
     var address: String?
+    /// The connection comes from a configured proxy, which names the client in a PROXY header.
+    var expected = false
 
     /// The address to judge a request by: the client's, or the connection's own.
     func peer(of channel: Channel) -> SocketAddress? {

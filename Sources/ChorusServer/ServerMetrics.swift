@@ -16,6 +16,8 @@ final class ServerMetrics: Sendable {
     let ircHandshakes: CoreMetrics.Counter
     let webHandshakes: CoreMetrics.Counter
     let failedLogins: CoreMetrics.Counter
+    /// HTTP requests read on the web listeners (WebSocket upgrades are not among them).
+    let webRequests: CoreMetrics.Counter
     /// From a `!command` read to its answer, commit included.
     let commandLatency: CoreMetrics.Timer
     /// Changes the Workspace's writer committed in one transaction.
@@ -40,6 +42,7 @@ final class ServerMetrics: Sendable {
         ircHandshakes = CoreMetrics.Counter(label: "chorus_tls_handshakes_total", dimensions: [("listener", "irc")], factory: factory)
         webHandshakes = CoreMetrics.Counter(label: "chorus_tls_handshakes_total", dimensions: [("listener", "web")], factory: factory)
         failedLogins = CoreMetrics.Counter(label: "chorus_failed_logins_total", factory: factory)
+        webRequests = CoreMetrics.Counter(label: "chorus_web_requests_total", factory: factory)
         commandLatency = CoreMetrics.Timer(label: "chorus_command_duration_seconds", factory: factory)
         writerBatch = CoreMetrics.Recorder(label: "chorus_writer_batch_size", aggregate: true, factory: factory)
         connections = Dictionary(uniqueKeysWithValues: ClientKind.allCases.map {

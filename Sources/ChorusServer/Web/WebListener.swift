@@ -29,7 +29,7 @@ extension IRCServer {
         try options.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
         let id = IRCServer.nextConnectionID()
         let proxied = ProxiedAddress()
-        try readProxyHeader(on: channel) { proxied.address = $0 }
+        proxied.expected = try readProxyHeader(on: channel) { proxied.address = $0 }
         if let tls {
             try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
             try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
@@ -64,6 +64,21 @@ extension IRCServer {
             withEncoderConfiguration: .init(),
             withDecoderLimitConfiguration: IRCServer.httpLimits)
         try channel.pipeline.syncOperations.addHandler(requests)
+    }
+
+    /// Counts a web connection for `address` (at its first request), unless the address has
+    /// `max-connections-per-ip` already, IRC and web together.
+    func admitWebConnection(_ address: String) -> Bool {
+        let limit = config.maxConnectionsPerIP
+        let open = webConnectionsPerIP[address, default: 0]
+        if limit > 0, open + registry.connections(fromIP: address) >= limit { return false }
+        webConnectionsPerIP[address] = open + 1
+        return true
+    }
+
+    func releaseWebConnection(_ address: String) {
+        let open = webConnectionsPerIP[address, default: 1] - 1
+        webConnectionsPerIP[address] = open > 0 ? open : nil
     }
 
     /// The headers of the upgrade's 101 when a request to `/socket` may become IRC over WebSocket;

@@ -22,8 +22,15 @@ struct WebResponse {
 /// The web side's plain HTTP requests (those that do not become a WebSocket): the web client's
 /// files, health, the JSON API, and the refusals of what no route takes. One request at a time
 /// per connection (NIO's pipelining helper holds the next).
-final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
+///
+/// What a connection may make the server hold is bounded as an IRC client's send queue is: the
+/// next request is not answered, nor more of the connection read, until the socket has taken the
+/// last response. A client that pipelines requests and never reads gets one response queued (and
+/// what the kernel takes), and is closed when it stays so past `idleTimeout`. A connection that
+/// never becomes a WebSocket counts towards its address's connections, as an IRC one does.
+final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
     /// A request's target past this length is refused (414); no route has a longer one.
@@ -39,6 +46,12 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
     private var body: ByteBuffer?
     private var bodyBytes = 0
     private var idle: Scheduled<Void>?
+    /// The last response is not yet all in the socket: reads wait, and so does a request that came.
+    private var sending = false
+    private var readWaiting = false
+    private var requestWaiting: (head: HTTPRequestHead, body: ByteBuffer?)?
+    /// The address this connection counts for (`IRCServer.admitWebConnection`), once its first request came.
+    private var countedFor: String?
 
     init(server: IRCServer, proxied: ProxiedAddress) {
         self.server = server
@@ -47,10 +60,24 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         armIdleTimer(context: context)
+        // Counted at once by the connection's own address; one from a proxy that sends a PROXY
+        // header is counted at its first request, by the address the header gave.
+        if !proxied.expected, let peer = context.channel.remoteAddress {
+            let address = IRCServer.text(of: peer)
+            guard server.admitWebConnection(address) else { return context.close(promise: nil) }
+            countedFor = address
+        }
     }
 
+    /// On close, or on the upgrade to a WebSocket (whose `Client` is counted from then on).
     func handlerRemoved(context: ChannelHandlerContext) {
         idle?.cancel()
+        if let address = countedFor { server.releaseWebConnection(address) }
+        countedFor = nil
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if sending { readWaiting = true } else { context.read() }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -64,6 +91,15 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
             head = request
             body = nil
             bodyBytes = 0
+            server.metrics.webRequests.increment()
+            if countedFor == nil, proxied.expected, let address = proxied.peer(of: context.channel).map(IRCServer.text(of:)) {
+                guard server.admitWebConnection(address) else {
+                    head = nil
+                    return respond(.text(.serviceUnavailable, "Too many connections from \(address).", closes: true),
+                                   keepAlive: false, context: context)
+                }
+                countedFor = address
+            }
             if request.uri.utf8.count > Self.maxTarget {
                 head = nil
                 respond(.text(.uriTooLong, "That address is too long.", closes: true), keepAlive: false, context: context)
@@ -86,7 +122,7 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
             head = nil
             let received = body
             body = nil
-            answer(request, body: received, context: context)
+            if sending { requestWaiting = (request, received) } else { answer(request, body: received, context: context) }
         }
     }
 
@@ -148,8 +184,27 @@ final class WebRequests: ChannelInboundHandler, RemovableChannelHandler {
         let sent = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if keepAlive {
             armIdleTimer(context: context)
+            sending = true
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            sent.whenSuccess {
+                let (handler, context) = loopBound.value
+                handler.sent(context: context)
+            }
         } else {
             sent.whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    /// The socket took the last response: what waited goes on.
+    private func sent(context: ChannelHandlerContext) {
+        sending = false
+        if let (request, body) = requestWaiting {
+            requestWaiting = nil
+            answer(request, body: body, context: context)
+        }
+        if readWaiting && !sending {
+            readWaiting = false
+            context.read()
         }
     }
 
