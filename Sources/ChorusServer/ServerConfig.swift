@@ -51,6 +51,14 @@ public struct ServerConfig: Sendable {
     /// A budget for the database file, in MiB; past it, writes fail as on a full disk (lines are
     /// still delivered, and their senders told they are not kept). nil: no budget.
     public var maxDatabaseMiB: Int?
+    /// What a commit survives on SQLite (`durability`): a crash of the process (the default), or
+    /// a power cut too, at the price of a sync of the disk per commit.
+    public var durability = Durability.crash
+
+    public enum Durability: String, Sendable {
+        case crash
+        case powerLoss = "power-loss"
+    }
 
     /// How log lines are written: text for people, json for log collectors.
     public var logFormat = LogFormat.text
@@ -207,6 +215,9 @@ extension ServerConfig {
                     throw ConfigError("\(path):\(number + 1): max-database-size is a number of MiB, e.g. 2048")
                 }
                 maxDatabaseMiB = mib
+            case "durability":
+                guard let d = Durability(rawValue: value) else { throw ConfigError("\(path):\(number + 1): durability is crash or power-loss") }
+                durability = d
             case "log-format":
                 guard let format = LogFormat(rawValue: value) else { throw ConfigError("\(path):\(number + 1): log-format is text or json") }
                 logFormat = format

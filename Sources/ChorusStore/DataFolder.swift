@@ -37,7 +37,7 @@ public struct DataFolder: Sendable {
 
     /// Opens the store after checking it (`check`), making the folder and its database if this is
     /// the folder's first use.
-    public func openStore() throws -> SQLiteStore {
+    public func openStore(syncEveryCommit: Bool = false) throws -> SQLiteStore {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         let fm = FileManager.default
         let size = (try? fm.attributesOfItem(atPath: databasePath))?[.size] as? Int
@@ -49,7 +49,7 @@ public struct DataFolder: Sendable {
             let problems = try Self.problems(inDatabaseAt: databasePath)
             guard problems.isEmpty else { throw DataFolderError.damaged(path: databasePath, problems: problems) }
         }
-        let store = try SQLiteStore(path: databasePath)
+        let store = try SQLiteStore(path: databasePath, syncEveryCommit: syncEveryCommit)
         if !fm.fileExists(atPath: markerPath) {
             let stamp = ISO8601DateFormatter().string(from: Date())
             _ = fm.createFile(atPath: markerPath, contents: Data("\(stamp)\n".utf8), attributes: [.posixPermissions: 0o600])

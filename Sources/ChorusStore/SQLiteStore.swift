@@ -28,13 +28,19 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
     /// Opens (creating if needed) the database at `path` and brings its schema up to date. The log
     /// is copied back every `checkpointEvery` and starts over once longer than `restartLogAfter`
     /// frames (4 KiB each; see `Checkpointer`).
-    public init(path: String, checkpointEvery: DispatchTimeInterval = .seconds(1), restartLogAfter frames: Int = 16384) throws {
+    ///
+    /// A commit is in the log once the writer returns, so it survives the process's crash. With
+    /// `syncEveryCommit` the log is also synced to the disk at each commit (`synchronous = FULL`),
+    /// so it survives a power cut or the kernel's crash; otherwise the log is synced at each
+    /// checkpoint, and such a failure may take back the last commits (the file stays whole).
+    public init(path: String, checkpointEvery: DispatchTimeInterval = .seconds(1), restartLogAfter frames: Int = 16384,
+                syncEveryCommit: Bool = false) throws {
         var config = Configuration()
         // Wait for a lock rather than fail at once: the checkpointer and a second process
         // (`chorusd account add` while the server runs) share the file.
         config.busyMode = .timeout(5)
         config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")  // WAL + NORMAL: durable across process crashes
+            try db.execute(sql: syncEveryCommit ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")  // the Checkpointer's job, off the writer
             // A burst can leave a long log behind: cut it back when the log starts over.
             try db.execute(sql: "PRAGMA journal_size_limit = 134217728")

@@ -27,6 +27,8 @@ struct ChorusBench: ParsableCommand {
     var store: String?
     @Option(help: "With --spawn and --store: run this many chorusd processes on the one database, the clients spread over them.")
     var nodes = 1
+    @Option(help: "With --spawn: config lines for chorusd (`durability = power-loss`), one argument each.")
+    var serverSetting: [String] = []
     @Flag(help: "Connect with TLS.") var tls = false
     @Flag(help: "Connect with IRC over WebSocket (TLS, /socket, text.ircv3.net), as a browser does; --port is the web port.")
     var websocket = false
@@ -59,7 +61,7 @@ struct ChorusBench: ParsableCommand {
             let url = store.map { $0 + ($0.contains("?") ? "&" : "?") + "schema=bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "") }
             for _ in 0..<max(1, nodes) {
                 // Clients that stop reading meet the send-queue limit chorusd runs with, not --no-limits' 64 MiB.
-                spawned.append(try Spawn(spawn, keepingSendQueue: scenario == "stalled", store: url))
+                spawned.append(try Spawn(spawn, keepingSendQueue: scenario == "stalled", store: url, settings: serverSetting))
             }
             serverPIDs = spawned.map(\.process.processIdentifier)
             benchPorts = spawned.map { plainWebsocket ? $0.webPlainPort : websocket ? $0.webPort : tls ? $0.tlsPort : $0.plainPort }
@@ -115,7 +117,7 @@ struct Spawn {
     /// The PostgreSQL URL (with the run's schema) the process keeps its data at, if not SQLite.
     let store: String?
 
-    init(_ path: String, keepingSendQueue: Bool = false, store: String? = nil) throws {
+    init(_ path: String, keepingSendQueue: Bool = false, store: String? = nil, settings: [String] = []) throws {
         self.store = store
         // Below Linux's ephemeral range (32768 and up): the generator's own connections take
         // ports there, and a server that cannot bind exits at once.
@@ -123,7 +125,7 @@ struct Spawn {
         data = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-bench-\(UUID().uuidString)")
         do {
             process = try Self.start(path, plain: plainPort, data: data.path, store: store,
-                                     keepingSendQueue: keepingSendQueue)
+                                     keepingSendQueue: keepingSendQueue, settings: settings)
         } catch {
             try? FileManager.default.removeItem(at: data)
             throw error
@@ -151,7 +153,8 @@ struct Spawn {
     }
 
     /// Listens on four ports from `plain`: plaintext, TLS, web and web-plain.
-    private static func start(_ path: String, plain: Int, data: String, store: String?, keepingSendQueue: Bool) throws -> Process {
+    private static func start(_ path: String, plain: Int, data: String, store: String?, keepingSendQueue: Bool,
+                              settings: [String]) throws -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: path)
         p.arguments = ["serve", "--data", data, "--plain", "127.0.0.1:\(plain)", "--tls", "127.0.0.1:\(plain + 1)",
@@ -160,15 +163,15 @@ struct Spawn {
         // The bots of a scenario share rooms one of them made: open them to all, where the build
         // under test has the setting (builds before it had only open rooms).
         if takesRoomsOption(path) { p.arguments! += ["--rooms", "open"] }
-        if keepingSendQueue {
-            // No per-address limit and no flood control, as --no-limits, but the default send queue.
+        // No per-address limit and no flood control, as --no-limits, but the default send queue.
+        let lines = (keepingSendQueue ? ["max-connections-per-ip = 0", "flood-burst = 0"] : []) + settings
+        if !lines.isEmpty {
             try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
             let config = data + "/bench.conf"
-            try "max-connections-per-ip = 0\nflood-burst = 0\n".write(toFile: config, atomically: true, encoding: .utf8)
+            try lines.map { $0 + "\n" }.joined().write(toFile: config, atomically: true, encoding: .utf8)
             p.arguments! += ["--config", config, "--data", data]
-        } else {
-            p.arguments!.append("--no-limits")
         }
+        if !keepingSendQueue { p.arguments!.append("--no-limits") }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
         try p.run()

@@ -55,7 +55,7 @@ struct DataOptions: ParsableArguments {
         if let url = settings.store {
             return try PostgresStore(location: try PostgresLocation(url))
         }
-        return try DataFolder(path: settings.dataDirectory).openStore()
+        return try DataFolder(path: settings.dataDirectory).openStore(syncEveryCommit: settings.durability == .powerLoss)
     }
 
     /// The store as logs and messages name it: the PostgreSQL URL without its password, or the file.

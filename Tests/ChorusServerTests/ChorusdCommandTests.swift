@@ -127,6 +127,14 @@ final class ChorusdCommandTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: data), "no folder made for a start that failed")
     }
 
+    func testADurabilityTheServerDoesNotKnowIsRefusedNamingTheLine() throws {
+        let config = folder.appendingPathComponent("chorus.conf")
+        try "durability = sometimes\n".write(to: config, atomically: true, encoding: .utf8)
+        let refused = try chorusd(["serve", "--config", config.path, "--data", folder.path, "--tls", "off", "--web", "off", "--plain", "127.0.0.1:0"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.output.contains("chorus.conf:1: durability is crash or power-loss"), refused.output)
+    }
+
     func testThePostgreSQLStoreIsNamedByURLAndBackedUpByItsOwnTools() throws {
         let unreachable = try chorusd(["serve", "--data", folder.path, "--store", "postgres://chorus@127.0.0.1:1/chorus?sslmode=disable",
                                        "--tls", "127.0.0.1:0", "--plain", "off", "--web", "off"])

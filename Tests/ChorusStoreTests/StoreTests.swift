@@ -22,6 +22,17 @@ final class StoreTests: XCTestCase {
 
     /// The database holds password hashes and private messages: a new one, with its log and
     /// shared-memory files, is readable by its owner only, whatever the process's umask.
+    /// `durability = power-loss` syncs the disk at every commit; the default at checkpoints only.
+    func testPowerLossDurabilitySyncsEveryCommit() throws {
+        let synchronous = { (store: SQLiteStore) in try store.pool.read { try Int.fetchOne($0, sql: "PRAGMA synchronous") } }
+        let normal = try SQLiteStore(path: path)
+        XCTAssertEqual(try synchronous(normal), 1, "NORMAL")
+        normal.close()
+        let full = try SQLiteStore(path: path, syncEveryCommit: true)
+        defer { full.close() }
+        XCTAssertEqual(try synchronous(full), 2, "FULL")
+    }
+
     /// The server starting while `chorusd account add` runs: two openers of a new database both
     /// migrate it. Each must come out with the whole schema, not "duplicate column".
     func testOpenersMigratingANewDatabaseAtOnceAllSucceed() throws {
