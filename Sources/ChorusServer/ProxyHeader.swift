@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP1
 
 /// The PROXY protocol header (HAProxy's `send-proxy` and `send-proxy-v2`) that a TCP balancer
 /// puts before a connection's own bytes: the client's address, which the server would otherwise
@@ -157,11 +158,61 @@ extension IRCServer {
 /// was read (the request handler, the IRC client after a WebSocket upgrade).
 final class ProxiedAddress {
     var address: String?
-    /// The connection comes from a configured proxy, which names the client in a PROXY header.
+    /// The connection comes from a configured balancer, which names the client in a PROXY header.
     var expected = false
+    /// The connection comes from a configured HTTP proxy (`web-proxy-from`), which names the client
+    /// of each request in its headers: requests of different people may share the connection.
+    var forwarding: Set<String>?
 
-    /// The address to judge a request by: the client's, or the connection's own.
-    func peer(of channel: Channel) -> SocketAddress? {
-        address.flatMap { try? SocketAddress(ipAddress: $0, port: 0) } ?? channel.remoteAddress
+    /// The address to judge a request by: the client's, or the connection's own. Nil for a
+    /// request an untrusted proxy passed on (it names a client in a forwarding header): whoever it
+    /// is, it is not the proxy's machine (`/metrics` is refused to it).
+    func peer(of channel: Channel, head: HTTPRequestHead? = nil) -> SocketAddress? {
+        if let address { return try? SocketAddress(ipAddress: address, port: 0) }
+        if let head {
+            if let forwarding, let client = Self.forwardedClient(head.headers, trusting: forwarding) {
+                return try? SocketAddress(ipAddress: client, port: 0)
+            }
+            if forwarding == nil, head.headers.contains(name: "Forwarded") || head.headers.contains(name: "X-Forwarded-For") {
+                return nil
+            }
+        }
+        return channel.remoteAddress
+    }
+
+    /// The client a proxy names: the last address of `Forwarded`'s `for=` (or else of
+    /// `X-Forwarded-For`) that is not one of the trusted proxies themselves, each proxy having
+    /// appended the address it heard from. What the client wrote there itself comes before and
+    /// is passed over; nil when no header gives an IP address.
+    static func forwardedClient(_ headers: HTTPHeaders, trusting proxies: Set<String>) -> String? {
+        var hops: [String] = []
+        let forwarded = headers[canonicalForm: "Forwarded"]
+        if !forwarded.isEmpty {
+            for element in forwarded {
+                for pair in element.split(separator: ";") {
+                    let parts = pair.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+                    if parts.count == 2, parts[0].lowercased() == "for" { hops.append(parts[1]) }
+                }
+            }
+        } else {
+            hops = headers[canonicalForm: "X-Forwarded-For"].map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        let addresses = hops.map(Self.bareAddress).map { text in
+            (try? SocketAddress(ipAddress: text, port: 0)).map(IRCServer.text(of:))
+        }
+        guard let last = addresses.lastIndex(where: { $0 == nil || !proxies.contains($0!) }) else {
+            return addresses.first ?? nil  // every hop a trusted proxy: the first of them
+        }
+        return addresses[last]
+    }
+
+    /// `"[2001:db8::1]:4711"` → `2001:db8::1`, `192.0.2.60:80` → `192.0.2.60`.
+    private static func bareAddress(_ hop: String) -> String {
+        var text = hop.trimmingCharacters(in: CharacterSet(charactersIn: "\" "))
+        if text.hasPrefix("["), let end = text.firstIndex(of: "]") {
+            return String(text[text.index(after: text.startIndex)..<end])
+        }
+        if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") { text = String(text[..<colon]) }
+        return text
     }
 }

@@ -45,6 +45,9 @@ public struct ServerConfig: Sendable {
     /// begin with a PROXY protocol header naming the client's address; the header is required from
     /// them, and read from no one else.
     public var proxyFrom: Set<String> = []
+    /// HTTP reverse proxies in front of the web listeners (nginx, Caddy, HAProxy in HTTP mode) whose
+    /// `Forwarded` or `X-Forwarded-For` header names the client; read from no one else.
+    public var webProxyFrom: Set<String> = []
     /// The address people reach the web side at, for links in replies (`https://chat.example.org`).
     /// nil: `https://<name>:<web port>`.
     public var webURL: String?
@@ -202,12 +205,12 @@ extension ServerConfig {
             case "web": web = try listener()
             case "web-plain": webPlain = try listener()
             case "web-origin": webOrigins.append(value)
-            case "proxy-from":
+            case "proxy-from", "web-proxy-from":
                 for address in value.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
                     guard let parsed = try? SocketAddress(ipAddress: address, port: 0) else {
-                        throw ConfigError("\(path):\(number + 1): proxy-from takes IP addresses (\(address) is not one)")
+                        throw ConfigError("\(path):\(number + 1): \(key) takes IP addresses (\(address) is not one)")
                     }
-                    proxyFrom.insert(IRCServer.text(of: parsed))
+                    if key == "proxy-from" { proxyFrom.insert(IRCServer.text(of: parsed)) } else { webProxyFrom.insert(IRCServer.text(of: parsed)) }
                 }
             case "max-database-size":
                 let digits = value.hasSuffix("M") || value.hasSuffix("m") ? String(value.dropLast()) : value

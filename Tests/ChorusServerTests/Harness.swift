@@ -157,7 +157,7 @@ final class TestClient {
     /// `WSCLOSE <code> :<reason>`, so tests can wait for it as for any line.
     /// `proxyHeader`: sent before anything else, as a balancer sends its PROXY header.
     init(webSocketPort port: Int, subprotocols: [String] = ["text.ircv3.net"], origin: String? = nil, tls useTLS: Bool = true,
-         proxyHeader: String? = nil) throws {
+         proxyHeader: String? = nil, headers extra: [(String, String)] = []) throws {
         let inbox = self.inbox
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.certificateVerification = .none
@@ -192,6 +192,7 @@ final class TestClient {
         var headers = HTTPHeaders([("Host", "127.0.0.1:\(port)"), ("Content-Length", "0")])
         if !subprotocols.isEmpty { headers.add(name: "Sec-WebSocket-Protocol", value: subprotocols.joined(separator: ", ")) }
         if let origin { headers.add(name: "Origin", value: origin) }
+        headers.add(contentsOf: extra)
         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: "/socket", headers: headers)
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)

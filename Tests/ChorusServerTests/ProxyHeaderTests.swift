@@ -109,6 +109,57 @@ final class ProxyHeaderTests: XCTestCase {
         XCTAssertThrowsError(try TestClient(webSocketPort: server.webPlainPort, tls: false), "no header from the balancer: closed")
     }
 
+    /// Behind nginx or Caddy (`web-proxy-from`): each request and each browser's WebSocket is
+    /// known by the address the proxy appended, not by what a client wrote, and not as the proxy.
+    func testAnHTTPProxyNamesItsClientsAndNoOneElseDoes() throws {
+        let server = try TestServer(configure: { config in
+            config.webPlain = .init(host: "127.0.0.1", port: 0)
+            config.webProxyFrom = ["127.0.0.1"]
+            config.maxConnectionsPerIP = 2
+        })
+        func status(_ path: String, _ header: String) throws -> String? {
+            let c = try TestClient(port: server.webPlainPort, tls: false)
+            defer { c.close() }
+            c.sendRaw(Array("GET \(path) HTTP/1.1\r\nHost: test\r\n\(header)\r\nConnection: close\r\n\r\n".utf8))
+            return c.drainRaw(for: 0.5).first
+        }
+        XCTAssertEqual(try status("/metrics", "X-Forwarded-For: 203.0.113.9"), "HTTP/1.1 403 Forbidden")
+        XCTAssertEqual(try status("/metrics", "Forwarded: for=203.0.113.9;proto=https"), "HTTP/1.1 403 Forbidden")
+        XCTAssertEqual(try status("/metrics", "X-Forwarded-For: 127.0.0.1, 203.0.113.9"), "HTTP/1.1 403 Forbidden",
+                       "what the client wrote comes first; the proxy appends whom it heard")
+        XCTAssertEqual(try status("/metrics", "X-Forwarded-For: 127.0.0.1"), "HTTP/1.1 200 OK")
+
+        // Each browser is counted and throttled as itself: two from one address, a third refused.
+        let forwarded = { (address: String) in try TestClient(webSocketPort: server.webPlainPort, tls: false,
+                                                              headers: [("X-Forwarded-For", address)]) }
+        let wes = try forwarded("203.0.113.8")
+        try wes.register("wes")
+        wes.send("WHOIS wes")
+        XCTAssertEqual(try wes.expect(command: "338").params[2], "203.0.113.8")
+        let second = try forwarded("203.0.113.8")
+        // Refused as it arrives: its ERROR, or the close alone when the close beats the client's
+        // own upgrade (the test client then throws).
+        if let third = try? forwarded("203.0.113.8") {
+            XCTAssertTrue(try third.expect(command: "ERROR").params[0].contains("too many connections from 203.0.113.8"))
+        }
+        let other = try forwarded("[2001:db8::1]:4711")
+        try other.register("ipv6")
+        _ = second
+    }
+
+    /// Without `web-proxy-from`, a request that names a client in a forwarding header came through
+    /// a proxy the server does not know: it is not this machine's, whatever the socket says.
+    func testAForwardingHeaderFromAnUnknownProxyIsNotBelieved() throws {
+        let server = try TestServer(configure: { $0.webPlain = .init(host: "127.0.0.1", port: 0) })
+        let c = try TestClient(port: server.webPlainPort, tls: false)
+        c.sendRaw(Array("GET /metrics HTTP/1.1\r\nHost: test\r\nX-Forwarded-For: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8))
+        XCTAssertEqual(c.drainRaw(for: 0.5).first, "HTTP/1.1 403 Forbidden")
+        let ws = try TestClient(webSocketPort: server.webPlainPort, tls: false, headers: [("X-Forwarded-For", "203.0.113.8")])
+        try ws.register("wes")
+        ws.send("WHOIS wes")
+        XCTAssertEqual(try ws.expect(command: "338").params[2], "127.0.0.1", "a client cannot say where it comes from")
+    }
+
     func testAHeaderFromAnyoneButABalancerIsNotRead() throws {
         let server = try TestServer(configure: { $0.proxyFrom = ["192.0.2.1"] })
         let c = try server.connect()
@@ -127,6 +178,9 @@ final class ProxyHeaderTests: XCTestCase {
         var config = ServerConfig()
         try config.load(file: path)
         XCTAssertEqual(config.proxyFrom, ["10.0.0.5", "::1"])
+        try "web-proxy-from = 127.0.0.1\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try config.load(file: path)
+        XCTAssertEqual(config.webProxyFrom, ["127.0.0.1"])
         try "proxy-from = balancer.example.org\n".write(toFile: path, atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try config.load(file: path)) { error in
             XCTAssertTrue("\(error)".contains("proxy-from takes IP addresses"), "\(error)")

@@ -30,6 +30,9 @@ extension IRCServer {
         let id = IRCServer.nextConnectionID()
         let proxied = ProxiedAddress()
         proxied.expected = try readProxyHeader(on: channel) { proxied.address = $0 }
+        if !proxied.expected, let peer = channel.remoteAddress, config.webProxyFrom.contains(IRCServer.text(of: peer)) {
+            proxied.forwarding = config.webProxyFrom
+        }
         if let tls {
             try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
             try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
@@ -54,7 +57,9 @@ extension IRCServer {
                     pipeline.removeHandler(requests).whenFailure { _ in }
                     try pipeline.addHandler(WebSocketLines(mode: mode, maxMessage: Limits.maxInputLine))
                     let client = Client(server: self, id: id, channel: channel, isTLS: true)
-                    if let address = proxied.address { client.ip = address }
+                    if let address = proxied.peer(of: channel, head: head), proxied.address != nil || proxied.forwarding != nil {
+                        client.ip = IRCServer.text(of: address)
+                    }
                     try pipeline.addHandler(client)
                 }
             })

@@ -62,7 +62,7 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
         armIdleTimer(context: context)
         // Counted at once by the connection's own address; one from a proxy that sends a PROXY
         // header is counted at its first request, by the address the header gave.
-        if !proxied.expected, let peer = context.channel.remoteAddress {
+        if !proxied.expected, proxied.forwarding == nil, let peer = context.channel.remoteAddress {
             let address = IRCServer.text(of: peer)
             guard server.admitWebConnection(address) else { return context.close(promise: nil) }
             countedFor = address
@@ -92,7 +92,7 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
             body = nil
             bodyBytes = 0
             server.metrics.webRequests.increment()
-            if countedFor == nil, proxied.expected, let address = proxied.peer(of: context.channel).map(IRCServer.text(of:)) {
+            if countedFor == nil, proxied.expected, let address = proxied.address {
                 guard server.admitWebConnection(address) else {
                     head = nil
                     return respond(.text(.serviceUnavailable, "Too many connections from \(address).", closes: true),
@@ -151,7 +151,7 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
             return respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        server.webResponse(to: request, body: body, from: proxied.peer(of: context.channel)).whenComplete { result in
+        server.webResponse(to: request, body: body, from: proxied.peer(of: context.channel, head: request)).whenComplete { result in
             let (handler, context) = loopBound.value
             let response = (try? result.get()) ?? .text(.internalServerError, "Something went wrong; it is logged.")
             handler.respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
