@@ -23,6 +23,10 @@ final class LiveRoom {
     private(set) var openChosen: Bool?
     /// False while a room has no stored lines: joining it then needs no history read.
     var hasHistory = true
+    /// Changes of the stored room (topic, modes) waiting for the one being saved: each is worked
+    /// out from the room as the one before it left it (`IRCServer.changeStoredRoom`).
+    var storedChanges: [(@escaping () -> Void) -> Void] = []
+    var savingStoredChange = false
 
     struct Status: OptionSet {
         let rawValue: UInt8

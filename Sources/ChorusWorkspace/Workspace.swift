@@ -46,6 +46,11 @@ public final class Workspace: @unchecked Sendable {
     private let sinks = Mutex<[any EventSink]>([])
     private let nextDueListener = Mutex<Listener<Date?>?>(nil)
     private let batchListener = Mutex<Listener<Int>?>(nil)
+    private let failingWrites = Mutex<String?>(nil)
+
+    /// Why the store refuses writes, while the last batch (or a write in it) failed: `/ready`
+    /// answers not ready with it. Nil once a batch is written whole again.
+    public var writeTrouble: String? { failingWrites.withLock { $0 } }
     /// Message ids of the rooms' event lines; used on the writer only.
     private var ids = MessageIDs()
     /// Failed batches not yet logged, and when one last was (`batchFailed`); on the writer only.
@@ -256,6 +261,7 @@ public final class Workspace: @unchecked Sendable {
                 }
             }
             batchListener.withLock { $0 }?.call(batch.count)
+            failingWrites.withLock { $0 = writeFailures.values.first.map { "\($0)" } }
             for (index, item) in batch.enumerated() {
                 guard case .write(let what, _, let done) = item else { continue }
                 // A write with `done` is its owner's to report.
@@ -269,6 +275,7 @@ public final class Workspace: @unchecked Sendable {
             // Nothing of the batch was committed: the transport's own writes are tried again one by
             // one, and the commands' askers are told nothing changed.
             batchFailed(batch.count, error)
+            failingWrites.withLock { $0 = "\(error)" }
             results = []
             for (index, item) in batch.enumerated() {
                 switch item {

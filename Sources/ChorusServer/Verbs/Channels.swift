@@ -295,18 +295,24 @@ extension IRCServer {
             reply.numeric(.topicWhoTime, room.name, room.room.topicSetBy, String(Int(room.room.topicSetAt?.timeIntervalSince1970 ?? 0)))
             return
         }
-        guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
-        guard !room.room.modes.topicLocked || room.isOp(client) else {
-            return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change the topic (+t)")
-        }
         let topic = String(m.params[1].prefix(Limits.topicLength))
-        room.room.topic = topic
-        room.room.topicSetBy = client.prefix
-        room.room.topicSetAt = now()
-        let stored = room.room
-        persist("topic") { try $0.saveRoom(stored) }
-        broadcast(Outgoing(Message(source: client.prefix, "TOPIC", [room.name, topic]), time: now(), account: client.accountName),
-                  to: room.members, reply: reply)
+        changeStoredRoom(room, "the topic", reply: reply) { [self] updated in
+            guard room.contains(client) else {
+                reply.numeric(.notOnChannel, room.name, "You're not in that room")
+                return nil
+            }
+            guard !updated.modes.topicLocked || room.isOp(client) else {
+                reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change the topic (+t)")
+                return nil
+            }
+            updated.topic = topic
+            updated.topicSetBy = client.prefix
+            updated.topicSetAt = self.now()
+            return {
+                self.broadcast(Outgoing(Message(source: client.prefix, "TOPIC", [room.name, topic]), time: self.now(), account: client.accountName),
+                               to: room.members, reply: reply)
+            }
+        }
     }
 
     // NAMES [<room>]

@@ -57,117 +57,127 @@ extension IRCServer {
             reply.numeric(.creationTime, room.name, String(Int(room.room.createdAt.timeIntervalSince1970)))
             return
         }
-        var args = Array(m.params.dropFirst(2))
-        func nextArg() -> String? { args.isEmpty ? nil : args.removeFirst() }
+        let arguments = Array(m.params.dropFirst(2))
+        changeStoredRoom(room, "the room's modes", reply: reply) { [self] updated in
+            var args = arguments
+            func nextArg() -> String? { args.isEmpty ? nil : args.removeFirst() }
 
-        let isOp = room.isOp(client)
-        var adding = true
-        var applied: [(Character, Character, String?)] = []  // sign, mode, arg
-        var changedRoom = false
-        var changes = 0
-        for ch in m.params[1] {
-            switch ch {
-            case "+": adding = true; continue
-            case "-": adding = false; continue
-            default: break
-            }
-            switch ch {
-            case "b":
-                guard let mask = nextArg() else {
-                    // The ban list is open to anyone who can see the room.
-                    for ban in room.room.bans { reply.numeric(.banList, room.name, ban) }
-                    reply.numeric(.endOfBanList, room.name, "End of room ban list")
-                    continue
+            let isOp = room.isOp(client)
+            var adding = true
+            var applied: [(Character, Character, String?)] = []  // sign, mode, arg
+            var changedRoom = false
+            var changes = 0
+            for ch in m.params[1] {
+                switch ch {
+                case "+": adding = true; continue
+                case "-": adding = false; continue
+                default: break
                 }
-                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change bans"); return }
-                let normalized = Self.normalizeBan(mask)
-                if adding, !room.room.bans.contains(normalized), room.room.bans.count < 100 {
-                    room.room.bans.append(normalized)
-                } else if !adding, let i = room.room.bans.firstIndex(of: normalized) {
-                    room.room.bans.remove(at: i)
-                } else { continue }
-                applied.append((adding ? "+" : "-", "b", normalized)); changedRoom = true
-            case "o", "v":
-                guard let nick = nextArg() else { continue }
-                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return }
-                guard let target = registry.client(nick: nick) else {
-                    if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
-                        changeRole(of: elsewhere, in: room, ch == "o" ? .op : .voice, adding: adding, by: client, reply: reply)
-                    } else {
-                        reply.numeric(.noSuchNick, nick, "No such nick")
-                    }
-                    continue
-                }
-                guard room.contains(target) else {
-                    reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
-                    continue
-                }
-                var status = room.status(of: target) ?? []
-                let flag: LiveRoom.Status = ch == "o" ? .op : .voice
-                guard status.contains(flag) != adding else { continue }
-                if adding { status.insert(flag) } else { status.remove(flag) }
-                room.setStatus(target, status)
-                presenceChanged(target)
-                if let account = target.account?.name {
-                    // Roles are remembered, by the room's rules: a manager stays a manager across
-                    // reconnects, and the room hears who became one.
-                    workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
-                                                        of: account, in: room.key, by: client.account?.name))
-                }
-                applied.append((adding ? "+" : "-", ch, target.nick))
-            case "k":
-                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
-                if adding {
-                    guard let key = nextArg() else { continue }
-                    // A key must be one word that JOIN can give back: no space, comma or leading colon.
-                    guard !key.isEmpty, !key.contains(" "), !key.contains(","), !key.hasPrefix(":") else {
-                        reply.numeric(.invalidKey, room.name, "Key is not well-formed")
+                switch ch {
+                case "b":
+                    guard let mask = nextArg() else {
+                        // The ban list is open to anyone who can see the room.
+                        for ban in updated.bans { reply.numeric(.banList, room.name, ban) }
+                        reply.numeric(.endOfBanList, room.name, "End of room ban list")
                         continue
                     }
-                    room.room.modes.key = String(key.prefix(32))
-                    applied.append(("+", "k", room.room.modes.key))
-                } else {
-                    _ = nextArg()
-                    guard room.room.modes.key != nil else { continue }
-                    room.room.modes.key = nil
-                    applied.append(("-", "k", "*"))
+                    guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change bans"); return nil }
+                    let normalized = Self.normalizeBan(mask)
+                    if adding, !updated.bans.contains(normalized), updated.bans.count < 100 {
+                        updated.bans.append(normalized)
+                    } else if !adding, let i = updated.bans.firstIndex(of: normalized) {
+                        updated.bans.remove(at: i)
+                    } else { continue }
+                    applied.append((adding ? "+" : "-", "b", normalized)); changedRoom = true
+                case "o", "v":
+                    guard let nick = nextArg() else { continue }
+                    guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return nil }
+                    guard let target = registry.client(nick: nick) else {
+                        if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
+                            changeRole(of: elsewhere, in: room, ch == "o" ? .op : .voice, adding: adding, by: client, reply: reply)
+                        } else {
+                            reply.numeric(.noSuchNick, nick, "No such nick")
+                        }
+                        continue
+                    }
+                    guard room.contains(target) else {
+                        reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
+                        continue
+                    }
+                    var status = room.status(of: target) ?? []
+                    let flag: LiveRoom.Status = ch == "o" ? .op : .voice
+                    guard status.contains(flag) != adding else { continue }
+                    if adding { status.insert(flag) } else { status.remove(flag) }
+                    room.setStatus(target, status)
+                    presenceChanged(target)
+                    if let account = target.account?.name {
+                        // Roles are remembered, by the room's rules: a manager stays a manager across
+                        // reconnects, and the room hears who became one.
+                        workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
+                                                            of: account, in: room.key, by: client.account?.name))
+                    }
+                    applied.append((adding ? "+" : "-", ch, target.nick))
+                case "k":
+                    guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return nil }
+                    if adding {
+                        guard let key = nextArg() else { continue }
+                        // A key must be one word that JOIN can give back: no space, comma or leading colon.
+                        guard !key.isEmpty, !key.contains(" "), !key.contains(","), !key.hasPrefix(":") else {
+                            reply.numeric(.invalidKey, room.name, "Key is not well-formed")
+                            continue
+                        }
+                        updated.modes.key = String(key.prefix(32))
+                        applied.append(("+", "k", updated.modes.key))
+                    } else {
+                        _ = nextArg()
+                        guard updated.modes.key != nil else { continue }
+                        updated.modes.key = nil
+                        applied.append(("-", "k", "*"))
+                    }
+                    changedRoom = true
+                case "l":
+                    guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return nil }
+                    if adding {
+                        guard let text = nextArg(), let limit = Int(text), limit > 0 else { continue }
+                        updated.modes.limit = limit
+                        applied.append(("+", "l", String(limit)))
+                    } else {
+                        guard updated.modes.limit != nil else { continue }
+                        updated.modes.limit = nil
+                        applied.append(("-", "l", nil))
+                    }
+                    changedRoom = true
+                case "i", "m", "n", "s", "t":
+                    guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return nil }
+                    let path: WritableKeyPath<RoomModes, Bool> = switch ch {
+                    case "i": \.inviteOnly
+                    case "m": \.moderated
+                    case "n": \.noExternal
+                    case "s": \.secret
+                    default: \.topicLocked
+                    }
+                    guard updated.modes[keyPath: path] != adding else { continue }
+                    updated.modes[keyPath: path] = adding
+                    applied.append((adding ? "+" : "-", ch, nil)); changedRoom = true
+                default:
+                    reply.numeric(.unknownMode, String(ch), "is not a room mode I know")
                 }
-                changedRoom = true
-            case "l":
-                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
-                if adding {
-                    guard let text = nextArg(), let limit = Int(text), limit > 0 else { continue }
-                    room.room.modes.limit = limit
-                    applied.append(("+", "l", String(limit)))
-                } else {
-                    guard room.room.modes.limit != nil else { continue }
-                    room.room.modes.limit = nil
-                    applied.append(("-", "l", nil))
-                }
-                changedRoom = true
-            case "i", "m", "n", "s", "t":
-                guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return }
-                let path: WritableKeyPath<RoomModes, Bool> = switch ch {
-                case "i": \.inviteOnly
-                case "m": \.moderated
-                case "n": \.noExternal
-                case "s": \.secret
-                default: \.topicLocked
-                }
-                guard room.room.modes[keyPath: path] != adding else { continue }
-                room.room.modes[keyPath: path] = adding
-                applied.append((adding ? "+" : "-", ch, nil)); changedRoom = true
-            default:
-                reply.numeric(.unknownMode, String(ch), "is not a room mode I know")
+                changes += 1
+                if changes >= 4 + 8 { break }  // a generous bound on one line's work
             }
-            changes += 1
-            if changes >= 4 + 8 { break }  // a generous bound on one line's work
+
+            // Roles are live at once (and stored by the room's rules); the room's own modes and
+            // bans are told once saved.
+            let roles = applied.filter { $0.1 == "o" || $0.1 == "v" }
+            let settings = applied.filter { $0.1 != "o" && $0.1 != "v" }
+            self.tellModes(roles, in: room, by: client, reply: reply)
+            guard changedRoom else { return nil }
+            return { self.tellModes(settings, in: room, by: client, reply: reply) }
         }
+    }
+
+    private func tellModes(_ applied: [(Character, Character, String?)], in room: LiveRoom, by client: Client, reply: Reply) {
         guard !applied.isEmpty else { return }
-        if changedRoom {
-            let stored = room.room
-            persist("room modes") { try $0.saveRoom(stored) }
-        }
         var flags = "", params: [String] = [], sign: Character? = nil
         for (s, mode, arg) in applied {
             if s != sign { flags.append(s); sign = s }

@@ -73,6 +73,10 @@ extension IRCServer {
     /// Ready to serve: the listeners are bound and the store answers a read queued behind every write.
     private func readiness() -> EventLoopFuture<WebResponse> {
         guard listening else { return loop.makeSucceededFuture(.text(.serviceUnavailable, "not listening")) }
+        // A store that answers reads but refuses writes (a full disk) is not ready either.
+        if let trouble = workspace.writeTrouble {
+            return loop.makeSucceededFuture(.text(.serviceUnavailable, "the store refuses writes: \(trouble)"))
+        }
         return readAfterWrites { try $0.probe() }
             .map { WebResponse.text(.ok, "ready") }
             .recover { WebResponse.text(.serviceUnavailable, "the store does not answer: \($0)") }

@@ -1,0 +1,49 @@
+import ChorusCore
+import NIOCore
+
+/// Changes of a room's stored state (its topic, its modes and bans) are said to anyone only once
+/// stored. A write the store refuses (a full disk, a lost database) is the changer's to hear, as
+/// `FAIL <verb> CANNOT_SAVE`; the room hears nothing, and nothing changed. One change of a room is
+/// saved at a time, and the next is worked out from what it left, so two managers' changes at
+/// once are both kept.
+extension IRCServer {
+    /// `change` works the change out on a copy of the room (its refusals said as it goes) and
+    /// returns what to tell once it is saved, or nil when there is nothing to save.
+    func changeStoredRoom(_ room: LiveRoom, _ what: String, reply: Reply, _ change: @escaping (inout Room) -> (() -> Void)?) {
+        let finished = loop.makePromise(of: Void.self)
+        reply.wait(for: finished.futureResult) { _ in }
+        room.storedChanges.append { next in
+            var updated = room.room
+            guard let tell = change(&updated) else {
+                finished.succeed(())
+                return next()
+            }
+            let stored = updated
+            let saved = self.loop.makePromise(of: Void.self)
+            self.workspace.write(what, { try $0.saveRoom(stored) }, done: { saved.completeWith($0) })
+            saved.futureResult.whenComplete { result in
+                switch result {
+                case .success:
+                    room.room = stored
+                    tell()
+                case .failure(let error):
+                    self.logger.error("could not save \(what) of \(room.name): \(error)")
+                    reply.fail("CANNOT_SAVE", context: [room.name], "The server could not save that, so nothing changed; try again later")
+                }
+                finished.succeed(())
+                next()
+            }
+        }
+        saveNextStoredChange(of: room)
+    }
+
+    private func saveNextStoredChange(of room: LiveRoom) {
+        guard !room.savingStoredChange, !room.storedChanges.isEmpty else { return }
+        room.savingStoredChange = true
+        let change = room.storedChanges.removeFirst()
+        change {
+            room.savingStoredChange = false
+            self.saveNextStoredChange(of: room)
+        }
+    }
+}
