@@ -24,8 +24,9 @@ final class PostgresConnections: Sendable {
     private let running: Task<Void, Never>
     private let listening = NIOLockedValueBox<[Task<Void, Never>]>([])
     private let closed = NIOLockedValueBox(false)
-    /// Leases kept a moment for the next caller (`keep`), the last used last.
-    private let idle = NIOLockedValueBox<[Lease]>([])
+    /// Leases kept a moment for the next caller (`keep`), the last used last, and how many callers
+    /// wait for a new one from the client.
+    private let idle = NIOLockedValueBox<(leases: [Lease], waiting: Int)>(([], 0))
     /// Gives back what lingered when no caller came.
     private let sweeper: Task<Void, Never>
 
@@ -54,7 +55,7 @@ final class PostgresConnections: Sendable {
         sweeper = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: .seconds(1))
-                for lease in idle.withLockedValue({ Self.takeStale(from: &$0) }) { lease.giveBack() }
+                for lease in idle.withLockedValue({ Self.takeStale(from: &$0.leases) }) { lease.giveBack() }
             }
         }
     }
@@ -81,28 +82,35 @@ final class PostgresConnections: Sendable {
 
     /// A lease that was used in the last `linger` (the writer's, between two batches), else a new one.
     private func take() throws -> Lease {
-        while let lease = try idle.withLockedValue({ idle -> Lease? in
-            if closed.withLockedValue({ $0 }) { throw PostgresStoreError(closed: "the store is closed") }
-            return idle.popLast()
-        }) {
+        while true {
+            let kept = try idle.withLockedValue { idle -> Lease? in
+                if closed.withLockedValue({ $0 }) { throw PostgresStoreError(closed: "the store is closed") }
+                if let lease = idle.leases.popLast() { return lease }
+                idle.waiting += 1  // from now on a lease that is done goes back to the client, for this caller
+                return nil
+            }
+            guard let lease = kept else { break }
             // One the server ended while it waited here (a restart, an administrator) goes back.
             if !lease.link.connection.isClosed { return lease }
             lease.giveBack()
         }
+        defer { idle.withLockedValue { $0.waiting -= 1 } }
         return try Lease(from: client, logger: logger, within: Self.leaseTimeout)
     }
 
     /// Keeps a lease a moment for the next caller (a lease costs a task and a turn of the client's
-    /// pool: a third of a millisecond, measured, against a batch's few); one that is broken, or
-    /// when the store closes, goes back to the client now, and the others once unused for `linger`.
+    /// pool: a third of a millisecond, measured, against a batch's few). It goes back to the client
+    /// now when a caller waits for one there (every connection may be out: a kept lease would make
+    /// that caller wait for the sweep), when it is broken, or when the store closes; the others
+    /// once unused for `linger`.
     private func keep(_ lease: Lease) {
         lease.lastUsed = .now()
-        let stale = idle.withLockedValue { idle -> [Lease] in
-            if lease.link.broken || closed.withLockedValue({ $0 }) { return [lease] }
-            idle.append(lease)
-            return Self.takeStale(from: &idle)
+        let giveBack = idle.withLockedValue { idle -> [Lease] in
+            if lease.link.broken || idle.waiting > 0 || closed.withLockedValue({ $0 }) { return [lease] }
+            idle.leases.append(lease)
+            return Self.takeStale(from: &idle.leases)
         }
-        for old in stale { old.giveBack() }
+        for old in giveBack { old.giveBack() }
     }
 
     /// How long a lease is kept unused before its connection goes back to the client's pool, where
@@ -143,7 +151,7 @@ final class PostgresConnections: Sendable {
     func close() {
         guard !closed.withLockedValue({ let was = $0; $0 = true; return was }) else { return }
         sweeper.cancel()
-        for lease in idle.withLockedValue({ let all = $0; $0 = []; return all }) { lease.giveBack() }
+        for lease in idle.withLockedValue({ let all = $0.leases; $0.leases = []; return all }) { lease.giveBack() }
         for task in listening.withLockedValue({ $0 }) { task.cancel() }
         running.cancel()
         let stopped = DispatchSemaphore(value: 0)

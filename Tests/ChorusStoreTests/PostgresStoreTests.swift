@@ -375,6 +375,18 @@ final class PostgresStoreTests: XCTestCase {
         return location
     }
 
+    /// Every connection out (one for the store, one that LISTENs): a caller waiting for one gets
+    /// the next that is given back at once, not when kept ones are swept a second later.
+    func testACallerWaitingForAConnectionGetsTheNextOneGivenBack() throws {
+        let store = try PostgresStore(location: try freshLocation("w"), connections: 1)
+        defer { store.close() }
+        store.whenCommitted { _ in }
+        _ = try store.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
+        let started = Date()
+        DispatchQueue.concurrentPerform(iterations: 40) { _ in _ = try? store.allAccounts() }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "40 reads from two threads on one connection")
+    }
+
     func testAConnectionTheServerEndsIsReplacedAndNothingIsLost() throws {
         let location = try freshLocation("r")
         let store = try PostgresStore(location: location, connections: 1)
