@@ -3,11 +3,16 @@ import NIOCore
 
 /// A real user's login while many connections guess passwords. The user makes an account
 /// (REGISTER), then logs in with SASL PLAIN, from 127.0.0.1, some times while `guessers`
-/// connections from 127.0.0.2 to 127.0.0.65 try wrong passwords for 500 other accounts as fast as
-/// the server answers (reconnecting when it closes them). The figure is the
-/// time from connecting to 903, with and without the guessers.
+/// connections try wrong passwords for 500 other accounts as fast as the server answers
+/// (reconnecting when it closes them): from 127.0.0.2 to 127.0.0.65, or, with `rotating`
+/// addresses, each connection from the next of that many in 127.1.0.0/16 and up (250 to a /24),
+/// as guessers spread over a botnet's addresses do. The figure is the time from connecting to 903,
+/// with and without the guessers.
 final class LoginsScenario: LineSink, @unchecked Sendable {
     let guessers: Int
+    /// Addresses the guessers rotate over (a new one for each connection), or nil for 64 fixed ones.
+    let rotating: Int?
+    var connections = 0
     let prefix = "l" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
     var owner: String { "\(prefix)owner" }
     var registered = false
@@ -18,8 +23,17 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
     var loginDone: UInt64 = 0
     var bench: Bench?
 
-    init(guessers: Int) {
+    init(guessers: Int, rotating: Int? = nil) {
         self.guessers = guessers
+        self.rotating = rotating
+    }
+
+    /// Where guesser `id`'s next connection comes from.
+    private func address(for id: Int) -> String {
+        guard let rotating else { return "127.0.0.\(2 + id % 64)" }
+        connections += 1
+        let k = connections % rotating
+        return "127.\(1 + k / 62_500).\(k / 250 % 250).\(2 + k % 250)"
     }
 
     func received(_ line: ByteBufferView, on c: BenchConnection) {
@@ -54,7 +68,7 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
 
     private func connectGuesser(_ id: Int, _ bench: Bench) {
         BenchConnection.connect(id: id, nick: "\(prefix)g\(id)", port: bench.port, transport: bench.transport, group: bench.group, sink: self,
-                                from: "127.0.0.\(2 + id % 64)").whenSuccess { c in
+                                from: address(for: id)).whenSuccess { c in
             c.send("CAP LS 302\r\nNICK \(c.nick)\r\nUSER g 0 * :guesser\r\nCAP REQ :sasl\r\n")
         }
     }

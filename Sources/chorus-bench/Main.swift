@@ -45,6 +45,8 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "churn: cycles in flight.") var concurrency = 20
     @Option(help: "commands, api: bots (scripts) sending commands.") var bots = 10
     @Option(help: "logins: guessing connections (spread over 64 loopback addresses).") var guessers = 2000
+    @Option(help: "logins: the guessers' connections each come from the next of this many addresses (127.1.0.0 and up) rather than 64 fixed ones.")
+    var rotatingAddresses: Int?
     @Option(help: "logins: the real user's logins measured.") var logins = 10
     @Option(help: "stalled: the server's send-queue limit, for the report (chorusd's default).") var sendq = 256 * 1024
     @Option(help: "Give up after this many seconds.") var timeout = 300.0
@@ -83,7 +85,7 @@ struct ChorusBench: ParsableCommand {
         case "commands":
             figures = try CommandsScenario(bots: bots).run(bench, commands: messages, rate: rate, window: window)
         case "logins":
-            figures = try LoginsScenario(guessers: guessers).run(bench, logins: logins)
+            figures = try LoginsScenario(guessers: guessers, rotating: rotatingAddresses).run(bench, logins: logins)
         case "stalled":
             figures = try StalledScenario(stalled: clients).run(bench, sendQueueBytes: sendq)
         case "api":
