@@ -30,6 +30,8 @@ final class LoginGate {
     /// Waiting checks per address, and the addresses in the order they are served.
     private var waiting: [String: [() -> Void]] = [:]
     private var turn: [String] = []
+    /// The network of each address in `turn` (`network(of:)`), worked out once.
+    private var networks: [String: String] = [:]
 
     init(slots: Int, limits: Limits = Limits()) {
         self.slots = slots
@@ -51,6 +53,7 @@ final class LoginGate {
     func failed(account: String, address: String, at now: Date) {
         failures[Self.accountKey(account, address), default: []].append(now)
         failures["address " + address, default: []].append(now)
+        failures["network " + Self.network(of: address), default: []].append(now)
     }
 
     /// The account's failures are counted per network they came from.
@@ -124,7 +127,10 @@ final class LoginGate {
                 self.startNext()
             }
         }
-        if waiting[address] == nil { turn.append(address) }
+        if waiting[address] == nil {
+            turn.append(address)
+            networks[address] = Self.network(of: address)
+        }
         waiting[address, default: []].append(job)
         startNext()
         return promise.futureResult
@@ -132,13 +138,22 @@ final class LoginGate {
 
     private func startNext() {
         while running < slots, !turn.isEmpty {
-            // An address with no failed login in the window goes first: a guesser's queue, however
-            // fair, would otherwise put a real user behind one check of every guessing address.
-            let clean = turn.firstIndex { failures["address " + $0] == nil } ?? 0
+            // An address with no failed login in the window goes first, and one whose whole network
+            // has none before it: a guesser's queue, however fair, would otherwise put a real user
+            // behind one check of every guessing address, and guessers that take a new address
+            // for each try (from a /24 of their own) would each count as clean.
+            let clean = turn.firstIndex { failures["address " + $0] == nil && failures["network " + networks[$0]!] == nil }
+                ?? turn.firstIndex { failures["address " + $0] == nil } ?? 0
             let address = turn.remove(at: clean)
             var jobs = waiting[address]!
             let job = jobs.removeFirst()
-            if jobs.isEmpty { waiting[address] = nil } else { waiting[address] = jobs; turn.append(address) }
+            if jobs.isEmpty {
+                waiting[address] = nil
+                networks[address] = nil
+            } else {
+                waiting[address] = jobs
+                turn.append(address)
+            }
             running += 1
             job()
         }

@@ -65,7 +65,7 @@ final class LoginGateTests: XCTestCase {
         XCTAssertEqual(LoginGate.network(of: "::1"), "0000000000000000::/64")
     }
 
-    func testAnAddressThatGuessesIsHeldBackAndServedLast() throws {
+    func testANetworkThatGuessesIsHeldBackAndServedLast() throws {
         let gate = LoginGate(slots: 1)
         let t = Date(timeIntervalSince1970: 1_800_000_000)
         for i in 0..<10 { gate.failed(account: "victim\(i)", address: "10.0.0.66", at: t) }
@@ -80,7 +80,9 @@ final class LoginGateTests: XCTestCase {
         var pending: [EventLoopPromise<Void>] = []
         gate.failed(account: "victim", address: "10.0.0.66", at: Date())
         try loop.submit {
-            for (name, address) in [("first", "10.0.0.9"), ("guess", "10.0.0.66"), ("user", "10.0.0.7")] {
+            // The next guess comes from a new address of the guesser's /24: held back behind a
+            // network with no failures; an address of the guesser's own is held back behind both.
+            for (name, address) in [("first", "10.0.0.9"), ("guesser", "10.0.0.66"), ("guess", "10.0.0.67"), ("user", "10.0.1.7")] {
                 _ = gate.enqueue(from: address, on: loop) {
                     order.withLock { $0.append(name) }
                     let p = loop.makePromise(of: Void.self)
@@ -89,8 +91,8 @@ final class LoginGateTests: XCTestCase {
                 }
             }
         }.wait()
-        for _ in 0..<3 { try loop.submit { pending.removeFirst().succeed() }.wait() }
-        XCTAssertEqual(order.withLock { $0 }, ["first", "user", "guess"])
+        for _ in 0..<4 { try loop.submit { pending.removeFirst().succeed() }.wait() }
+        XCTAssertEqual(order.withLock { $0 }, ["first", "user", "guess", "guesser"])
     }
 
     func testFailedLoginsAreThrottledPerAccountAndAnsweredAtOnce() throws {
