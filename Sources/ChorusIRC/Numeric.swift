@@ -16,7 +16,7 @@ public enum Numeric: String, Sendable {
     case banList = "367", endOfBanList = "368", endOfNames = "366", endOfWhowas = "369", info = "371", endOfInfo = "374"
     case motd = "372", motdStart = "375", endOfMotd = "376", whoisHost = "378", youreOper = "381"
     case time = "391"
-    case whoisSecure = "671"
+    case whoisSecure = "671", invalidModeParam = "696"
     case monOnline = "730", monOffline = "731", monList = "732", endOfMonList = "733", monListFull = "734"
     case noSuchNick = "401", noSuchServer = "402", noSuchChannel = "403", cannotSendToChan = "404"
     case tooManyChannels = "405", wasNoSuchNick = "406", noRecipient = "411", noTextToSend = "412"

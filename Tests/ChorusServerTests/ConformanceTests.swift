@@ -20,6 +20,20 @@ final class ConformanceTests: XCTestCase {
         return c
     }
 
+    /// A mode parameter that is not one the mode takes is answered with ERR_INVALIDMODEPARAM (696),
+    /// not passed over in silence.
+    func testAnInvalidLimitIsAnsweredWith696() throws {
+        let ann = try registered("ann")
+        try ann.join("#r")
+        for bad in ["many", "0"] {
+            ann.send("MODE #r +l \(bad)")
+            let refused = try ann.expect(command: "696", "#r", "l", bad)
+            XCTAssertFalse(refused.params.last?.isEmpty ?? true)
+        }
+        ann.send("MODE #r +l 5")
+        try ann.expect(command: "MODE", "#r", "+l", "5")
+    }
+
     /// 265/266's max is the most clients seen since start, not the count now; 255 counts
     /// registered clients, as 251 and 265 do, not connections still registering.
     func testLusers() throws {

@@ -138,7 +138,11 @@ extension IRCServer {
                 case "l":
                     guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return nil }
                     if adding {
-                        guard let text = nextArg(), let limit = Int(text), limit > 0 else { continue }
+                        guard let text = nextArg() else { continue }
+                        guard let limit = Int(text), limit > 0 else {
+                            reply.numeric(.invalidModeParam, room.name, "l", text, "The limit is a number of people, 1 or more")
+                            continue
+                        }
                         updated.modes.limit = limit
                         applied.append(("+", "l", String(limit)))
                     } else {
