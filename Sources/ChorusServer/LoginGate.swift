@@ -23,6 +23,8 @@ final class LoginGate {
     }
 
     let limits: Limits
+    /// How long a throttled login waits for its refusal (`checkPassword`).
+    static let refusalDelay = TimeAmount.seconds(1)
     /// How many checks run at once (the pool's threads).
     let slots: Int
     private var failures: [String: [Date]] = [:]

@@ -95,7 +95,7 @@ final class LoginGateTests: XCTestCase {
         XCTAssertEqual(order.withLock { $0 }, ["first", "user", "guess", "guesser"])
     }
 
-    func testFailedLoginsAreThrottledPerAccountAndAnsweredAtOnce() throws {
+    func testFailedLoginsAreThrottledPerAccountAndAnsweredWithoutAHashASecondLater() throws {
         let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
         let server = try TestServer(now: { clock.withLock { $0 } })
         try server.addAccount("alice", "alice-password")
@@ -117,9 +117,12 @@ final class LoginGateTests: XCTestCase {
             attempt(guesser, guess)
             try guesser.expect(command: "904")
         }
-        // The fourth, even with the right password, is refused at once, saying when to retry.
+        // The fourth, even with the right password, is refused without a hash, saying when to
+        // retry, a second later: a guesser that tries again at once cannot keep the loop busy.
+        let asked = Date()
         attempt(guesser, "alice-password")
         let limited = try guesser.expect(command: "FAIL", "AUTHENTICATE", "RATE_LIMITED", "alice")
+        XCTAssertGreaterThan(Date().timeIntervalSince(asked), 0.9)
         XCTAssertTrue(limited.params.last?.contains("try again in 60 s") == true, limited.params.last ?? "")
         try guesser.expect(command: "904")
 
