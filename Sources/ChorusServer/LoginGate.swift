@@ -7,7 +7,7 @@ import NIOCore
 
 /// What stands between guessing connections and the password hashes: failed logins are counted per
 /// account from each network (3 a minute, as Ergo counts per account) and per address, and a
-/// throttled attempt is answered at once, without hashing. The guessers' networks are held back,
+/// throttled attempt is answered without hashing, a second later (`refusalDelay`). The guessers' networks are held back,
 /// not the account: its owner logs in from another network however many guess at it (a network
 /// is an IPv4 /24 or an IPv6 /64, so one guesser's neighbouring addresses count as one). The hashes
 /// that do run are taken from the addresses in turn, those without recent failures first, so
@@ -18,7 +18,7 @@ final class LoginGate {
         var failuresPerAccount = 3
         var failuresPerAddress = 10
         var window: TimeInterval = 60
-        /// Checks waiting per address: more are refused at once, as throttled.
+        /// Checks waiting per address: more are refused without a hash, as throttled.
         var waitingPerAddress = 4
     }
 
