@@ -51,10 +51,12 @@ extension SQLAccountStore {
 
     public func setLastSeen(of account: String, at time: Date) throws {
         try writing { c in
+            // Not for a deleted account: its last connection ends after it is deleted.
             try c.run("""
-                INSERT INTO account_presence (account_key, last_seen) VALUES (?, ?)
+                INSERT INTO account_presence (account_key, last_seen)
+                SELECT ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE key = ? AND deleted_at IS NULL)
                 ON CONFLICT (account_key) DO UPDATE SET last_seen = excluded.last_seen
-                """, [account, Millis.from(time)])
+                """, [account, Millis.from(time), account])
         }
     }
 

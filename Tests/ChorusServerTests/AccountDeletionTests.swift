@@ -58,6 +58,7 @@ extension APITests {
         XCTAssertEqual(exported.tables["time_entries"]?.count, 1)
         XCTAssertTrue(exported.tables["history"]?.contains { $0["text"] == .text("the secret plan") } == true)
         XCTAssertNotNil(exported.tables["accounts"]?.first?["deleted_at"].flatMap { $0 == .null ? nil : $0 })
+        XCTAssertEqual(exported.tables["account_presence"]?.count, 0, "her session's end is not noted after she is deleted")
         let json = String(decoding: try exported.json(), as: UTF8.self)
         XCTAssertFalse(json.contains("password") || json.contains("digest") || json.contains(aliceToken), json)
 
