@@ -265,18 +265,22 @@ extension IRCServer {
         }
     }
 
+    /// A throttled login's refusal, a second later (`LoginGate.refusalDelay`).
+    private func refusedLater<T>(_ why: String) -> EventLoopFuture<T> {
+        let refusal = LoginRefused(why: why)
+        return loop.scheduleTask(in: LoginGate.refusalDelay) { () throws -> T in throw refusal }.futureResult
+    }
+
     private func checkPassword(_ account: String, _ password: String, from ip: String) -> EventLoopFuture<(account: Account, token: Int64?)> {
         let gate = loginGate, accounts = self.accounts
         if let seconds = gate.retryAfter(account: account, address: ip, now: now()) {
             // Answered without a hash, but not at once: a guesser that tries again the moment it
             // is refused would keep the event loop answering (11,000 refusals a second from 2,000
             // connections), and the people logging in wait behind that.
-            let refusal = LoginRefused(why: "Too many failed logins for \(account) or from your address; try again in \(seconds) s")
-            return loop.scheduleTask(in: LoginGate.refusalDelay) { throw refusal }.futureResult
+            return refusedLater("Too many failed logins for \(account) or from your address; try again in \(seconds) s")
         }
         guard let checked = gate.enqueue(from: ip, on: loop, { self.background { try accounts.passwordLogIn(name: account, password: password) } }) else {
-            let refusal = LoginRefused(why: "Too many logins waiting from your address; try again in a few seconds")
-            return loop.scheduleTask(in: LoginGate.refusalDelay) { throw refusal }.futureResult
+            return refusedLater("Too many logins waiting from your address; try again in a few seconds")
         }
         checked.whenComplete { result in
             switch result {
