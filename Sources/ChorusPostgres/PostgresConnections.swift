@@ -74,11 +74,31 @@ final class PostgresConnections: Sendable {
 
     /// Runs `body` on a connection of the client's (closed first if a statement found it broken,
     /// so that the client opens another).
+    ///
+    /// When the connection is found gone before anything of `body` was answered, and what was
+    /// lost left nothing behind (a restart or an administrator ended it while it waited, kept here
+    /// or in the client's pool), `body` runs again on another: every connection open then may be
+    /// gone alike.
     func with<T>(_ body: (PostgresLink) throws -> T) throws -> T {
-        let lease = try take()
-        defer { keep(lease) }
-        return try body(lease.link)
+        var attempt = 1
+        while true {
+            let lease = try take()
+            defer { keep(lease) }
+            let answeredBefore = lease.link.answers
+            do {
+                return try body(lease.link)
+            } catch where attempt < Self.attemptsOnLostConnection && lease.link.broken
+                && lease.link.lostWithoutEffect && lease.link.answers == answeredBefore {
+                // A moment for the client to see its other connections' end too: one given back
+                // broken may otherwise be lent again before the client knows it is closed.
+                Thread.sleep(forTimeInterval: 0.02 * Double(attempt))
+                attempt += 1
+            }
+        }
     }
+
+    /// How many connections a call tries when each is found gone before anything ran.
+    static let attemptsOnLostConnection = 5
 
     /// A lease that was used in the last `linger` (the writer's, between two batches), else a new one.
     private func take() throws -> Lease {

@@ -12,6 +12,12 @@ final class PostgresLink: @unchecked Sendable {
     private let logger: Logger
     /// Set when a statement found the connection gone: the pool replaces it.
     private(set) var broken = false
+    /// Statements answered on this connection, and whether the last one was lost with its
+    /// connection in a way that left nothing of it behind: never sent, refused because the
+    /// server was ending the session, or a read or a BEGIN (a connection's end takes back its
+    /// open transaction). A caller that had nothing else answered may ask again elsewhere.
+    private(set) var answers = 0
+    private(set) var lostWithoutEffect = false
     /// In a transaction: whether anything would need taking back (a write, or a statement that
     /// failed and so aborted the transaction).
     private(set) var changedTransaction = false
@@ -68,9 +74,13 @@ final class PostgresLink: @unchecked Sendable {
 
     private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
         if !sql.hasPrefix("SELECT") { changedTransaction = true }
+        lostWithoutEffect = false
         // A connection the server ended (an administrator, a failover) may leave a query sent on
         // it unanswered: it is given up before asking, or while waiting once it is seen closed.
-        guard !connection.isClosed else { throw givenUp("the server ended the connection") }
+        guard !connection.isClosed else {
+            lostWithoutEffect = true
+            throw givenUp("the server ended the connection")
+        }
         var binds = PostgresBindings(capacity: values.count)
         for value in values { value.bind(to: &binds) }
         let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
@@ -81,21 +91,33 @@ final class PostgresLink: @unchecked Sendable {
         }
         let deadline = DispatchTime.now() + Self.statementTimeout
         while answered.wait(timeout: min(deadline, .now() + Self.closedCheckInterval)) == .timedOut {
-            if connection.isClosed && answer.withLockedValue({ $0 == nil }) { throw givenUp("the server ended the connection") }
+            if connection.isClosed && answer.withLockedValue({ $0 == nil }) {
+                lostWithoutEffect = Self.changesNothingAlone(sql)
+                throw givenUp("the server ended the connection")
+            }
             if DispatchTime.now() >= deadline {
                 throw givenUp("no answer within \(Int(Self.statementTimeout)) s; the connection is given up")
             }
         }
         guard let result = answer.withLockedValue({ $0 }) else { throw givenUp("no answer") }
         do {
-            return try result.get()
+            let rows = try result.get()
+            answers += 1
+            return rows
         } catch {
             changedTransaction = true
             let failure = PostgresStoreError(error, sql: sql)
             if failure.connectionLost || connection.isClosed { broken = true }
+            lostWithoutEffect = failure.sessionEnded || (broken && Self.changesNothingAlone(sql))
             if failure.stoppedToLetAnotherGo { stoppedByDatabase = true }
             throw failure
         }
+    }
+
+    /// A read or a BEGIN: lost with its connection, it leaves nothing behind (a COMMIT or a write
+    /// outside a transaction may have been done before the connection went).
+    private static func changesNothingAlone(_ sql: String) -> Bool {
+        sql.hasPrefix("SELECT") || sql == "BEGIN"
     }
 
     /// How often a statement that waits for its answer looks whether its connection was ended.
@@ -179,8 +201,10 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
         if let already = error as? PostgresStoreError {
             self = already
         } else if let psql = error as? PSQLError {
-            state = psql.serverInfo?[.sqlState]
-            if let message = psql.serverInfo?[.message] {
+            // A statement on a connection the server had closed carries what closed it underneath.
+            let info = psql.serverInfo ?? (psql.underlying as? PSQLError)?.serverInfo
+            state = info?[.sqlState]
+            if let message = info?[.message] {
                 description = "PostgreSQL: \(message)" + (state.map { " (\($0))" } ?? "")
             } else if let underlying = psql.underlying {
                 description = "PostgreSQL connection: \(underlying)"
@@ -196,6 +220,10 @@ public struct PostgresStoreError: Error, CustomStringConvertible {
 
     /// A deadlock broken (`40P01`) or a serialization failure (`40001`): the transaction may succeed run again.
     var stoppedToLetAnotherGo: Bool { state == "40P01" || state == "40001" }
+
+    /// The server ended the session (`57P01` an administrator, `57P02` a crash, `57P03` not
+    /// accepting connections): a statement it answers so was not run, or was rolled back.
+    var sessionEnded: Bool { state?.hasPrefix("57P") == true }
 
     /// The connection itself is gone (as opposed to a statement refused): it is not given back.
     var connectionLost: Bool { state == nil || state!.hasPrefix("08") || state!.hasPrefix("57P") }
