@@ -23,6 +23,12 @@ public struct ReportLinks: Sendable {
         return ("\(base)/report.svg?\(query)", "\(base)/report.csv?\(query)")
     }
 
+    /// A calendar feed's link (`!ical new`): it names the account and the feed, and lasts until
+    /// the feed is revoked.
+    func calendar(account: String, feed: Int64, now: Date) -> String {
+        "\(base)/calendar.ics?" + signer.sign([("a", account), ("f", String(feed))], expires: now + CalendarFeed.linkLifetime)
+    }
+
     /// The CSV of `!jobs <arguments>` as `account` typed it in `room` (a key; nil in private).
     func jobs(account: String, room: String?, arguments: String, timeZone: String, now: Date) -> String {
         let query = signer.sign([("a", account), ("r", room ?? ""), ("q", arguments), ("tz", timeZone)], expires: now + Self.lifetime)

@@ -75,6 +75,17 @@ public protocol Store: Sendable {
     func deleteToken(_ id: Int64, of account: String) throws -> Bool
     func noteTokenUse(_ id: Int64, at time: Date) throws
 
+    /// The secret stored under `name` (the key links are signed with), storing `proposed` first
+    /// when there is none: every process on the database signs and checks with the same one.
+    func sharedKey(_ name: String, proposing proposed: Data) throws -> Data
+
+    // Calendar feeds (`CalendarFeed`), found by their id.
+    func insertCalendarFeed(_ feed: CalendarFeed) throws -> CalendarFeed
+    func calendarFeeds(of account: String) throws -> [CalendarFeed]
+    func calendarFeed(_ id: Int64) throws -> CalendarFeed?
+    /// False when `account` has no feed `id`.
+    func deleteCalendarFeed(_ id: Int64, of account: String) throws -> Bool
+
     // What each account has seen (keys: `Account.key`)
     /// When the account's last connection ended; nil if none has.
     func lastSeen(of account: String) throws -> Date?

@@ -14,7 +14,8 @@ extension SQLRoomStore {
                 """, [Millis.from(Date()), key]) > 0 else { return false }
             for table in ["held_lines WHERE account", "account_tokens WHERE account", "contractor_skills WHERE account_key",
                           "contractors WHERE account_key", "account_presence WHERE account_key", "read_markers WHERE account_key",
-                          "memberships WHERE account", "account_settings WHERE account", "queued_events WHERE account"] {
+                          "memberships WHERE account", "account_settings WHERE account", "queued_events WHERE account",
+                          "calendar_feeds WHERE account"] {
                 try c.run("DELETE FROM \(table) = ?", [key])
             }
             forgetAll()
@@ -74,6 +75,7 @@ extension SQLRoomStore {
             ("accounts", "name, email, first_name, last_name, created_at, deleted_at", "key = ?", [key]),
             ("account_settings", "time_zone", "account = ?", [key]),
             ("account_tokens", "id, label, created_at, last_used_at", "account = ?", [key]),
+            ("calendar_feeds", "id, room, created_at", "account = ?", [key]),
             ("account_presence", "last_seen", "account_key = ?", [key]),
             ("memberships", "room, role, voiced, since, away_until", "account = ?", [key]),
             ("read_markers", "target, at", "account_key = ?", [key]),

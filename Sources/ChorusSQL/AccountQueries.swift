@@ -40,6 +40,47 @@ extension SQLAccountStore {
                      digest: try row.string("digest"), createdAt: try row.date("created_at"), lastUsedAt: try row.date("last_used_at"))
     }
 
+    // MARK: Server keys
+
+    public func sharedKey(_ name: String, proposing proposed: Data) throws -> Data {
+        try writing { c in
+            try c.run("INSERT INTO server_keys (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING", [name, proposed.base64EncodedString()])
+            let stored = try c.rows("SELECT value FROM server_keys WHERE name = ?", [name]).first?.string("value")
+            guard let stored, let key = Data(base64Encoded: stored) else { throw StoreError.notFound("server key \(name)") }
+            return key
+        }
+    }
+
+    // MARK: Calendar feeds
+
+    public func insertCalendarFeed(_ feed: CalendarFeed) throws -> CalendarFeed {
+        try writing { c in
+            var saved = feed
+            saved.id = try c.insert("INSERT INTO calendar_feeds (account, room, created_at) VALUES (?, ?, ?)",
+                                    [feed.account, feed.room, Millis.from(feed.createdAt)])
+            return saved
+        }
+    }
+
+    public func calendarFeeds(of account: String) throws -> [CalendarFeed] {
+        try reading { c in try c.rows("\(Self.selectFeeds) WHERE account = ? ORDER BY id", [Account.key(account)]).map(Self.feed) }
+    }
+
+    public func calendarFeed(_ id: Int64) throws -> CalendarFeed? {
+        try reading { c in try c.rows("\(Self.selectFeeds) WHERE id = ?", [id]).first.map(Self.feed) }
+    }
+
+    public func deleteCalendarFeed(_ id: Int64, of account: String) throws -> Bool {
+        try writing { c in try c.run("DELETE FROM calendar_feeds WHERE id = ? AND account = ?", [id, Account.key(account)]) > 0 }
+    }
+
+    private static var selectFeeds: String { "SELECT id, account, room, created_at FROM calendar_feeds" }
+
+    private static func feed(_ row: any SQLRow) throws -> CalendarFeed {
+        CalendarFeed(id: try row.int64("id"), account: try row.string("account"), room: try row.string("room"),
+                     createdAt: try row.date("created_at"))
+    }
+
     // MARK: What each account has seen
 
     /// When the account's last connection ended: what a login catches up on.

@@ -454,5 +454,24 @@ public enum Migrations {
         Migration(22, "v22: deleted accounts keep their name", both: """
             ALTER TABLE accounts ADD COLUMN deleted_at INTEGER
             """),
+        // A calendar app's subscription (`CalendarFeed`): the signed link names the row, and
+        // deleting the row revokes the link.
+        Migration(23, "v23: calendar feeds", both: """
+            CREATE TABLE calendar_feeds (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              account TEXT NOT NULL,
+              room TEXT,
+              created_at INTEGER NOT NULL
+            );
+            CREATE INDEX calendar_feeds_account ON calendar_feeds(account)
+            """),
+        // Keys every process on the database must share (the one links are signed with), so a
+        // link made by one node opens on every other, and a restored backup keeps its links.
+        Migration(24, "v24: keys the processes share", both: """
+            CREATE TABLE server_keys (
+              name TEXT PRIMARY KEY,
+              value TEXT NOT NULL
+            ) WITHOUT ROWID
+            """),
     ]
 }

@@ -201,7 +201,7 @@ public final class IRCServer: @unchecked Sendable {
         }
         // Report links need an address people reach: the one configured, or the HTTPS listener's.
         if let base = config.webURL ?? webAddress.map({ "https://\(config.serverName):\($0.port ?? 8443)" }) {
-            reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try IRCServer.linkKey(at: config.linkKeyPath)))
+            reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try linkKey()))
         }
         try loop.submit { self.listening = true }.wait()
         let tick = TimeAmount.milliseconds(Int64(min(5.0, config.pingTimeout / 4, config.registrationTimeout / 4) * 1000))

@@ -164,14 +164,11 @@ struct ReportChart {
 }
 
 extension IRCServer {
-    /// The key report links are signed with: made on the first start with a web side, kept in the
-    /// data folder (readable by the server's user only), so links survive restarts.
-    static func linkKey(at path: String) throws -> Data {
-        if let key = FileManager.default.contents(atPath: path), key.count == 32 { return key }
-        let key = LinkSigner.newKey()
-        guard FileManager.default.createFile(atPath: path, contents: key, attributes: [.posixPermissions: 0o600]) else {
-            throw ConfigError("cannot write the link key \(path): the data folder must be writable by this user")
-        }
-        return key
+    /// The key links are signed with, kept in the database so that every process on it (and a
+    /// restored backup) opens the same links. The first start stores the data folder's
+    /// `link.key` when it has one (so links made before the key moved still open), else a new key.
+    func linkKey() throws -> Data {
+        let file = FileManager.default.contents(atPath: config.linkKeyPath).flatMap { $0.count == 32 ? $0 : nil }
+        return try store.sharedKey("link", proposing: file ?? LinkSigner.newKey())
     }
 }

@@ -19,6 +19,8 @@ extension IRCServer {
             return reportResponse(to: request, as: .csv)
         case "/jobs.csv":
             return jobSheetResponse(to: request)
+        case "/calendar.ics":
+            return calendarResponse(to: request)
         case "/metrics":
             return loop.makeSucceededFuture(metricsResponse(for: peer))
         case "/client.json":

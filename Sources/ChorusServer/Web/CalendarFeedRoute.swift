@@ -1,0 +1,45 @@
+import ChorusBot
+import ChorusCore
+import ChorusWorkspace
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// A calendar feed (`/calendar.ics`, RFC 5545) behind the signed link `!ical new` gave: read as the
+/// account may see it today, in its own time zone, until `!ical revoke` deletes the feed. Calendar
+/// apps poll it, so it is read beside the Workspace's writer, not queued behind it.
+extension IRCServer {
+    func calendarResponse(to request: HTTPRequestHead) -> EventLoopFuture<WebResponse> {
+        let fields: [String: String]
+        switch signedFields(of: request, naming: ["a", "f"]) {
+        case .success(let verified): fields = verified
+        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
+        }
+        guard let id = Int64(fields["f"]!) else { return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description)) }
+        let account = fields["a"]!
+        let (store, now, serverZone, network) = (self.store, self.now, config.timeZone, config.network)
+        return background { () -> String in
+            guard let feed = try store.calendarFeed(id), feed.account == Account.key(account) else {
+                throw LinkRefusal(status: .gone, text: "This calendar feed was revoked: !ical new makes another.")
+            }
+            let zone = try store.timeZone(of: feed.account).flatMap(TimeZone.init(identifier:)) ?? serverZone
+            let invocation: Invocation
+            do {
+                invocation = try IRCServer.linkInvocation(account: account, room: feed.room, zone: zone, now: now(), store)
+            } catch is JobError {
+                throw LinkRefusal(status: .forbidden, text: "This feed's account is no longer a member of its room.")
+            }
+            let title = invocation.room.map { "\(network) \($0.name)" } ?? "\(network) — \(account)"
+            let bot = Bot(boards: Boards(store: store, timeZone: serverZone, now: now))
+            return try bot.calendar(invocation, room: invocation.room, title: title).text
+        }
+        .map { text in
+            var response = WebResponse(status: .ok, body: ByteBuffer(string: text))
+            response.headers.add(name: "Content-Type", value: "text/calendar; charset=utf-8")
+            response.headers.add(name: "Content-Disposition", value: "inline; filename=\"chorus.ics\"")
+            response.headers.add(name: "Cache-Control", value: "private, max-age=300")
+            return response
+        }
+        .recover { ($0 as? LinkRefusal)?.response ?? .text(.internalServerError, "The feed could not be read: \($0)") }
+    }
+}
