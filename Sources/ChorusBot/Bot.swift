@@ -32,6 +32,8 @@ public struct Bot: Sendable {
     public let market: MarketBoard
     public let time: TimeBoard
     public let accounts: any Store
+    /// Rooms' webhooks (`!hook`).
+    let hooks: any WebhookStore
     /// Where new token secrets come from: the system's secure random source, or a fixed sequence in tests.
     let newSecret: @Sendable () -> String
     /// Links to reports as pictures, when the server has a web side.
@@ -47,6 +49,7 @@ public struct Bot: Sendable {
         self.market = boards.market
         self.time = boards.time
         self.accounts = boards.store
+        self.hooks = boards.store
         self.newSecret = newSecret
     }
 

@@ -161,6 +161,11 @@ extension Bot {
         BotCommand(name: "ical", aliases: ["ics"], syntax: ["!ical", "!ical new [#room]", "!ical revoke <id>"],
                    summary: "Calendar feeds for your calendar app: your turns, jobs and plan, or a room's turns and jobs; list, make, end one.",
                    example: "!ical new", audience: .anyone, run: { try $0.ical($1, &$2) }),
+        BotCommand(name: "hook", aliases: ["hooks", "webhook", "webhooks"], syntax: [
+            "!hooks [#room]", "!hook add #room <url> [event types]", "!hook rm <id>", "!hook log <id>", "!hook replay <id> <event id>",
+        ], summary: "A room's webhooks: each event POSTed as signed JSON to a URL of yours, in order, retried until it is taken.",
+                   example: "!hook add #kitchen https://example.org/hooks/chorus job", audience: .anyone, who: "managers of the room",
+                   run: { try $0.hook($1, &$2) }),
         BotCommand(name: "tz", aliases: ["timezone"], syntax: ["!tz [zone|server]"],
                    summary: "Show or set the time zone your due times are read and shown in, e.g. Europe/Paris.",
                    example: "!tz Europe/Paris", audience: .anyone, run: { try $0.tz($1, &$2) }),

@@ -26,6 +26,8 @@ public struct Invocation: Sendable {
     public internal(set) var serverTimeZone: TimeZone?
     /// The server's `rooms` setting: whether a room is open to anyone until its managers choose.
     public var roomsOpenByDefault = false
+    /// The server's `webhooks-to-private` setting: whether a hook may name a private address or plain http.
+    public var hooksReachPrivate = false
     public var now: Date
 
     public init(account: String, nick: String, room: RoomRef?, rooms: [String: String], onlineAccounts: [String: String],

@@ -97,6 +97,16 @@ public enum EventType {
     public static let timePlanReminders = "time.plan.reminders"
     /// A planned block started while no timer ran: told to its owner, if they asked for it.
     public static let timePlanned = "time.planned"
+
+    /// Every type, for what names them (a webhook's filter).
+    public static let all: [String] = [
+        jobCreated, jobAssigned, jobUnassigned, jobStatus, jobEdited, jobComment, jobPhoto, taskAdded, taskDone, askOpened, askDecided,
+        roomSettings, choreAdded, choreRemoved, choreOrder, turnStarted, turnDone, turnSkipped, turnDue, turnSwapAsked, turnSwapped,
+        turnSwapDeclined, choreEdited, memberAway, memberBack, turnOverdue, listItemAdded, listItemDone, listItemRemoved, memberAdded,
+        memberRole, choreLeft, requestPosted, requestEdited, requestCancelled, requestOffered, requestHired, requestDone,
+        requestConfirmed, requestDisputed, requestReviewed, requestExpired, requestMessage, timeStarted, timeStopped, timeCancelled,
+        timeAdded, timeEdited, timeRemoved, timeLogged, timeNudge, timeLimit, timePlanReminders, timePlanned,
+    ]
 }
 
 /// Who in a room may see an event: the one rule, used for the room's line, its stored history row

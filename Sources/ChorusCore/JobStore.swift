@@ -83,4 +83,4 @@ public protocol ChoreStore: Sendable {
 }
 
 /// Everything the server stores: accounts, rooms and history, jobs, chores and lists.
-public typealias ChorusStorage = Store & JobStore & ChoreStore & MarketStore & TimeStore & Transactional
+public typealias ChorusStorage = Store & JobStore & ChoreStore & MarketStore & TimeStore & WebhookStore & Transactional

@@ -116,3 +116,4 @@ extension PostgresStore: SQLAccountStore {}
 extension PostgresStore: SQLRoomStore {}
 extension PostgresStore: SQLJobStore {}
 extension PostgresStore: SQLChoreStore {}
+extension PostgresStore: SQLWebhookStore {}

@@ -473,5 +473,37 @@ public enum Migrations {
               value TEXT NOT NULL
             ) WITHOUT ROWID
             """),
+        // Rooms' webhooks (`Webhook`): the events table is the outbox, and a hook's position in it
+        // is what has been delivered; a lease lets one process deliver a hook at a time.
+        Migration(25, "v25: webhooks", both: """
+            CREATE TABLE webhooks (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              room TEXT NOT NULL,
+              url TEXT NOT NULL,
+              types TEXT NOT NULL,
+              secret TEXT NOT NULL,
+              created_by TEXT NOT NULL,
+              created_at INTEGER NOT NULL,
+              delivered_through INTEGER NOT NULL,
+              failures INTEGER NOT NULL,
+              next_attempt INTEGER,
+              last_error TEXT,
+              failing_since INTEGER,
+              lease_node TEXT,
+              lease_until INTEGER
+            );
+            CREATE INDEX webhooks_room ON webhooks(room);
+            CREATE TABLE webhook_attempts (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              hook INTEGER NOT NULL,
+              event INTEGER NOT NULL,
+              type TEXT NOT NULL,
+              at INTEGER NOT NULL,
+              status INTEGER,
+              error TEXT,
+              milliseconds INTEGER NOT NULL
+            );
+            CREATE INDEX webhook_attempts_hook ON webhook_attempts(hook, id)
+            """),
     ]
 }

@@ -25,6 +25,7 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
                 asker?.answer.succeed(change.outcome)
             }
             server.api.wake()
+            server.webhooks?.wake()
         }
     }
 }

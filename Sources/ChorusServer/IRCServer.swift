@@ -58,6 +58,8 @@ public final class IRCServer: @unchecked Sendable {
     var rooms: [String: LiveRoom] = [:]
     /// The JSON API (`/api/v1/…`), on the loop.
     lazy var api = WebAPI(server: self)
+    /// Rooms' webhooks, delivered beside the Workspace.
+    private(set) var webhooks: WebhookDeliverer?
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
     var heldLive: [ObjectIdentifier: ByteBuffer] = [:]
@@ -221,6 +223,10 @@ public final class IRCServer: @unchecked Sendable {
             self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
         }
         deletionWatch = watchForDeletedAccounts()
+        let webhooks = WebhookDeliverer(store: store, wording: wording, allowPrivate: config.webhooksToPrivate, retryBase: config.webhookRetry,
+                                        shared: store is any SharedLog, logger: logger)
+        webhooks.start()
+        try loop.submit { self.webhooks = webhooks }.wait()
     }
 
     /// Binds a listener; returns the address it got (a port of 0 picks one).
@@ -269,6 +275,7 @@ public final class IRCServer: @unchecked Sendable {
             self.deletionWatch?.cancel()
             self.certificateWatch?.cancel()
             self.reminderTask?.cancel()
+            self.webhooks?.stop()
             for channel in self.listeners { channel.close(promise: nil) }
             for client in self.registry.clients.values {
                 self.disconnect(client, reason: reason)

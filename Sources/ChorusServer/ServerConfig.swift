@@ -91,6 +91,11 @@ public struct ServerConfig: Sendable {
     /// Accounts one address may make (REGISTER) in an hour; its network (an IPv4 /24, an IPv6 /64)
     /// four times as many. 0: no limit.
     public var registrationsPerHour = 5
+    /// Whether webhooks may reach loopback, private and link-local addresses, and plain `http://`
+    /// (a receiver on the team's own network); off, they reach public HTTPS addresses only.
+    public var webhooksToPrivate = false
+    /// The wait before a failed webhook delivery is tried again, doubling each time up to an hour.
+    public var webhookRetry: Double = 5
     /// Requests a token may make to the JSON API in a second, saving up twice as many. 0: no limit.
     public var apiRequestsPerSecond = 200
     /// Lines replayed on JOIN to clients without `draft/chathistory`.
@@ -245,6 +250,9 @@ extension ServerConfig {
             case "rooms":
                 guard ["open", "members"].contains(value) else { throw ConfigError("\(path):\(number + 1): rooms is open or members, not \(value)") }
                 roomsOpen = value == "open"
+            case "webhooks-to-private":
+                guard ["on", "off"].contains(value) else { throw ConfigError("\(path):\(number + 1): webhooks-to-private is on or off") }
+                webhooksToPrivate = value == "on"
             case "registrations-per-hour": registrationsPerHour = try int()
             case "api-rate": apiRequestsPerSecond = try int()
             case "history-replay": historyReplayLines = try int()

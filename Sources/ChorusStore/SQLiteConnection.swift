@@ -120,3 +120,4 @@ extension SQLiteStore: SQLAccountStore {}
 extension SQLiteStore: SQLRoomStore {}
 extension SQLiteStore: SQLJobStore {}
 extension SQLiteStore: SQLChoreStore {}
+extension SQLiteStore: SQLWebhookStore {}

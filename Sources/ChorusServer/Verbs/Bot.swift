@@ -44,6 +44,7 @@ extension IRCServer {
         var invocation = Invocation(account: account, nick: nick, room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
                                     onlineAccounts: online, timeZone: config.timeZone, now: now())
         invocation.roomsOpenByDefault = config.roomsOpen
+        invocation.hooksReachPrivate = config.webhooksToPrivate
         return invocation
     }
 

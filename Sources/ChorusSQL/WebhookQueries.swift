@@ -1,0 +1,127 @@
+import ChorusCore
+import Foundation
+
+/// Rooms' webhooks, their positions in the events and their attempts: written once for both databases.
+public protocol SQLWebhookStore: WebhookStore, SQLDatabase {}
+
+extension SQLWebhookStore {
+    public func insertWebhook(_ hook: Webhook) throws -> Webhook {
+        try writing { c in
+            var saved = hook
+            saved.id = try c.insert("""
+                INSERT INTO webhooks (room, url, types, secret, created_by, created_at, delivered_through, failures)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 0)
+                """, [hook.room, hook.url, hook.types.joined(separator: " "), hook.secret, hook.createdBy, Millis.from(hook.createdAt),
+                      hook.deliveredThrough])
+            return saved
+        }
+    }
+
+    public func webhooks(in room: String) throws -> [Webhook] {
+        try reading { c in try c.rows("\(Self.selectHooks) WHERE room = ? ORDER BY id", [room]).map(Self.hook) }
+    }
+
+    public func allWebhooks() throws -> [Webhook] {
+        try reading { c in try c.rows("\(Self.selectHooks) ORDER BY id", []).map(Self.hook) }
+    }
+
+    public func webhook(_ id: Int64) throws -> Webhook? {
+        try reading { c in try c.rows("\(Self.selectHooks) WHERE id = ?", [id]).first.map(Self.hook) }
+    }
+
+    public func deleteWebhook(_ id: Int64, in room: String) throws -> Bool {
+        try writing { c in
+            guard try c.run("DELETE FROM webhooks WHERE id = ? AND room = ?", [id, room]) > 0 else { return false }
+            try c.run("DELETE FROM webhook_attempts WHERE hook = ?", [id])
+            return true
+        }
+    }
+
+    public func claimWebhook(_ id: Int64, node: String, until: Date, now: Date) throws -> Bool {
+        try writing { c in
+            try c.run("""
+                UPDATE webhooks SET lease_node = ?, lease_until = ?
+                WHERE id = ? AND (lease_until IS NULL OR lease_until < ? OR lease_node = ?)
+                """, [node, Millis.from(until), id, Millis.from(now), node]) > 0
+        }
+    }
+
+    public func releaseWebhook(_ id: Int64, node: String) throws {
+        try writing { c in
+            try c.run("UPDATE webhooks SET lease_node = NULL, lease_until = NULL WHERE id = ? AND lease_node = ?", [id, node])
+        }
+    }
+
+    public func noteWebhookAttempt(_ attempt: WebhookAttempt, position: Int64, nextAttempt: Date?) throws {
+        try writing { c in
+            if attempt.delivered || attempt.status == nil && attempt.error == nil {
+                try c.run("""
+                    UPDATE webhooks SET delivered_through = ?, failures = 0, next_attempt = NULL, last_error = NULL, failing_since = NULL
+                    WHERE id = ?
+                    """, [position, attempt.hook])
+            } else {
+                try c.run("""
+                    UPDATE webhooks SET failures = failures + 1, next_attempt = ?, last_error = ?, failing_since = coalesce(failing_since, ?)
+                    WHERE id = ?
+                    """, [nextAttempt.map(Millis.from), attempt.error ?? "HTTP \(attempt.status ?? 0)", Millis.from(attempt.at), attempt.hook])
+            }
+            guard attempt.status != nil || attempt.error != nil else { return }  // passed over, not sent
+            try c.run("""
+                INSERT INTO webhook_attempts (hook, event, type, at, status, error, milliseconds) VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, [attempt.hook, attempt.event, attempt.type, Millis.from(attempt.at), attempt.status.map(Int64.init), attempt.error,
+                      Int64(attempt.milliseconds)])
+            try c.run("""
+                DELETE FROM webhook_attempts WHERE hook = ? AND id <= (
+                  SELECT id FROM webhook_attempts WHERE hook = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
+                """, [attempt.hook, attempt.hook, Int64(WebhookAttempt.kept)])
+        }
+    }
+
+    public func setWebhookPosition(_ id: Int64, to position: Int64) throws {
+        try writing { c in
+            try c.run("""
+                UPDATE webhooks SET delivered_through = ?, failures = 0, next_attempt = NULL, last_error = NULL, failing_since = NULL
+                WHERE id = ?
+                """, [position, id])
+        }
+    }
+
+    public func webhookAttempts(of id: Int64, limit: Int) throws -> [WebhookAttempt] {
+        try reading { c in
+            try c.rows("""
+                SELECT hook, event, type, at, status, error, milliseconds FROM webhook_attempts WHERE hook = ? ORDER BY id DESC LIMIT ?
+                """, [id, Int64(max(0, limit))]).reversed().map { row in
+                WebhookAttempt(hook: try row.int64("hook"), event: try row.int64("event"), type: try row.string("type"), at: try row.date("at"),
+                               status: (try row.int64("status") as Int64?).map(Int.init), error: try row.string("error"),
+                               milliseconds: try row.int("milliseconds"))
+            }
+        }
+    }
+
+    public func events(inRoom room: String, after position: Int64, limit: Int) throws -> [Event] {
+        try reading { c in
+            try c.rows("SELECT \(EventRows.columns) FROM events WHERE room = ? AND id > ? ORDER BY id LIMIT ?",
+                       [room, position, Int64(max(0, limit))]).map(EventRows.event)
+        }
+    }
+
+    public func lastEventID() throws -> Int64 {
+        try reading { c in try c.rows("SELECT coalesce(max(id), 0) AS last FROM events", []).first?.int64("last") ?? 0 }
+    }
+
+    private static var selectHooks: String {
+        "SELECT id, room, url, types, secret, created_by, created_at, delivered_through, failures, next_attempt, last_error, failing_since FROM webhooks"
+    }
+
+    private static func hook(_ row: any SQLRow) throws -> Webhook {
+        var hook = Webhook(id: try row.int64("id"), room: try row.string("room"), url: try row.string("url"),
+                           types: (try row.string("types") as String).split(separator: " ").map(String.init), secret: try row.string("secret"),
+                           createdBy: try row.string("created_by"), createdAt: try row.date("created_at"),
+                           deliveredThrough: try row.int64("delivered_through"))
+        hook.failures = try row.int("failures")
+        hook.nextAttempt = try row.date("next_attempt")
+        hook.lastError = try row.string("last_error")
+        hook.failingSince = try row.date("failing_since")
+        return hook
+    }
+}

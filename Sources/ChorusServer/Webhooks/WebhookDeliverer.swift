@@ -1,0 +1,249 @@
+import AsyncHTTPClient
+import ChorusCore
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// Delivers rooms' webhooks (`Webhook`): each hook's events after its position, in order, one
+/// POST each, signed; a failure is tried again later (`Webhook.backoff`) before anything after it,
+/// so a receiver that was down gets every event, in order, once it is back. The events table is
+/// the outbox and the hook's position is stored with each delivery, so a restart or, with several
+/// processes, another one (a hook is leased to one at a time) carries on where it stopped.
+///
+/// Runs on tasks of its own, beside the Workspace: a slow or dead receiver never slows a command.
+/// The store is synchronous (a PostgreSQL store's calls wait for a task of its own to lend them a
+/// connection), so its calls run on NIO's thread pool, never on the tasks' few threads.
+final class WebhookDeliverer: Sendable {
+    private let store: any ChorusStorage
+    private let wording: IRCEventWording
+    private let allowPrivate: Bool
+    private let retryBase: TimeInterval
+    private let logger: Logger
+    /// Events younger than this are left for the next pass where several processes share the
+    /// database: one that took an earlier id may not have committed yet.
+    private let settling: TimeInterval
+    private let node = "\(ProcessInfo.processInfo.hostName)/\(getpid())/\(UInt32.random(in: 0...UInt32.max))"
+    private let woken = NIOLockedValueBox(true)
+    private let running = NIOLockedValueBox<Task<Void, Never>?>(nil)
+
+    /// How long a process holds a hook it delivers: renewed each pass, taken by another after.
+    static let lease: TimeInterval = 60
+    /// Events one pass sends a hook at most, and the time one request may take.
+    static let batch = 100
+    static let timeout: TimeAmount = .seconds(10)
+
+    init(store: any ChorusStorage, wording: IRCEventWording, allowPrivate: Bool, retryBase: TimeInterval, shared: Bool, logger: Logger) {
+        self.store = store
+        self.wording = wording
+        self.allowPrivate = allowPrivate
+        self.retryBase = retryBase
+        self.settling = shared ? 2 : 0
+        self.logger = logger
+    }
+
+    func start() {
+        running.withLockedValue { $0 = Task { await self.run() } }
+    }
+
+    /// Events were committed here: look at once rather than at the next pass.
+    func wake() {
+        woken.withLockedValue { $0 = true }
+    }
+
+    func stop() {
+        running.withLockedValue { $0?.cancel() }
+    }
+
+    /// A pass when woken, and every 2 s anyway (other processes' events, retries that come due).
+    private func run() async {
+        var idle = 0
+        while !Task.isCancelled {
+            let wasWoken = woken.withLockedValue { let was = $0; $0 = false; return was }
+            if wasWoken || idle >= 20 {
+                idle = 0
+                await pass()
+            }
+            idle += 1
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// A store call, on the thread pool.
+    private func db<T: Sendable>(_ body: @escaping @Sendable (any ChorusStorage) throws -> T) async throws -> T {
+        let store = self.store
+        return try await NIOThreadPool.singleton.runIfActive { try body(store) }
+    }
+
+    /// Hooks delivered at once, each in order: enough for receivers that are slow, few enough
+    /// for the store's connections.
+    static let parallel = 4
+
+    private func pass() async {
+        let hooks: [Webhook]
+        do {
+            hooks = try await db { try $0.allWebhooks() }
+        } catch {
+            logger.warning("cannot read the webhooks", metadata: ["error": "\(error)"])
+            return
+        }
+        let now = Date()
+        var due = hooks.filter { ($0.nextAttempt ?? .distantPast) <= now }[...]
+        await withTaskGroup(of: Void.self) { group in
+            for _ in 0..<Self.parallel {
+                guard let hook = due.popFirst() else { break }
+                group.addTask { await self.deliver(hook) }
+            }
+            while await group.next() != nil {
+                guard let hook = due.popFirst() else { continue }
+                group.addTask { await self.deliver(hook) }
+            }
+        }
+    }
+
+    /// Sends the hook what came after its position, in order, until one fails.
+    private func deliver(_ listed: Webhook) async {
+        let node = self.node
+        do {
+            let waiting = try await db { try !$0.events(inRoom: listed.room, after: listed.deliveredThrough, limit: 1).isEmpty }
+            guard waiting, try await db({ try $0.claimWebhook(listed.id, node: node, until: Date().addingTimeInterval(Self.lease), now: Date()) })
+            else { return }
+            do {
+                try await deliverClaimed(listed.id)
+            } catch {
+                logger.warning("webhook not delivered", metadata: ["hook": "\(listed.id)", "error": "\(error)"])
+            }
+            try await db { try $0.releaseWebhook(listed.id, node: node) }
+        } catch {
+            logger.warning("webhook not delivered", metadata: ["hook": "\(listed.id)", "error": "\(error)"])
+        }
+    }
+
+    private func deliverClaimed(_ id: Int64) async throws {
+        // As it stands now that it is ours: another process may have moved it on.
+        guard let hook = try await db({ try $0.webhook(id) }) else { return }
+        let horizon = Date().addingTimeInterval(-settling)
+        let events = try await db { try $0.events(inRoom: hook.room, after: hook.deliveredThrough, limit: Self.batch) }.filter { $0.at <= horizon }
+        guard let first = events.first else { return }
+        let target: Target
+        do {
+            target = try await Target(hook.url, allowPrivate: allowPrivate)
+        } catch {
+            try await fail(hook, first, status: nil, error: "\(error)", started: Date())
+            return
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: target.configuration)
+        defer { _ = client.shutdown() }
+        let roomName = try await db { try $0.roomName(hook.room) } ?? hook.room
+        var passedOver: Int64?
+        for event in events {
+            guard hook.wants(event.type), !event.isDirectOnly,
+                  Audience(event).includes(account: Account.key(hook.createdBy), isManager: true) else {
+                passedOver = event.id
+                continue
+            }
+            if !(try await post(event, roomName: roomName, hook: hook, client: client)) { return }
+            passedOver = nil
+        }
+        if let passedOver {
+            let skipped = WebhookAttempt(hook: hook.id, event: passedOver, type: "", at: Date(), status: nil, error: nil, milliseconds: 0)
+            try await db { try $0.noteWebhookAttempt(skipped, position: passedOver, nextAttempt: nil) }
+        }
+    }
+
+    /// One event, POSTed and noted; false when it failed (the rest wait for it).
+    private func post(_ event: Event, roomName: String, hook: Webhook, client: HTTPClient) async throws -> Bool {
+        var body: [UInt8] = []
+        WebAPI.apiEvent(event, roomName: roomName, wording: wording).write(to: &body)
+        let started = Date()
+        var request = HTTPClientRequest(url: hook.url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Chorus-Webhook")
+        request.headers.add(name: "X-Chorus-Hook", value: String(hook.id))
+        request.headers.add(name: "X-Chorus-Event", value: event.type)
+        request.headers.add(name: "X-Chorus-Event-Id", value: String(event.id))
+        request.headers.add(name: "X-Chorus-Signature", value: Webhook.signature(of: body, at: started, secret: hook.secret))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let status: Int
+        do {
+            let response = try await client.execute(request, timeout: Self.timeout)
+            status = Int(response.status.code)
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+        } catch {
+            try await fail(hook, event, status: nil, error: Self.describe(error), started: started)
+            return false
+        }
+        guard (200..<300).contains(status) else {
+            try await fail(hook, event, status: status, error: "HTTP \(status)", started: started)
+            return false
+        }
+        let done = WebhookAttempt(hook: hook.id, event: event.id, type: event.type, at: started, status: status, error: nil,
+                                  milliseconds: Self.milliseconds(since: started))
+        try await db { try $0.noteWebhookAttempt(done, position: event.id, nextAttempt: nil) }
+        return true
+    }
+
+    private func fail(_ hook: Webhook, _ event: Event, status: Int?, error: String, started: Date) async throws {
+        let next = Date().addingTimeInterval(Webhook.backoff(after: hook.failures + 1, base: retryBase))
+        let failed = WebhookAttempt(hook: hook.id, event: event.id, type: event.type, at: started, status: status, error: error,
+                                    milliseconds: Self.milliseconds(since: started))
+        try await db { try $0.noteWebhookAttempt(failed, position: hook.deliveredThrough, nextAttempt: next) }
+    }
+
+    private static func milliseconds(since start: Date) -> Int { Int(Date().timeIntervalSince(start) * 1000) }
+
+    private static func describe(_ error: any Error) -> String {
+        if let client = error as? HTTPClientError { return "\(client)" }
+        if let io = error as? IOError { return io.description }
+        return "\(error)"
+    }
+}
+
+/// Where a hook's requests go: its host resolved and checked once, then connected to as checked
+/// (resolve, check, connect to what was checked), so a name that points elsewhere at the moment
+/// of connecting cannot reach this machine or its network.
+private struct Target {
+    var configuration: HTTPClient.Configuration
+
+    struct Refused: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(_ text: String, allowPrivate: Bool) async throws {
+        configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
+                                                 timeout: .init(connect: .seconds(5), read: WebhookDeliverer.timeout))
+        guard !allowPrivate else { return }
+        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host else {
+            throw Refused(description: "refused: not an https URL")
+        }
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let addresses = try await NIOThreadPool.singleton.runIfActive { Self.resolve(bare) }
+        guard let first = addresses.first else { throw Refused(description: "cannot resolve \(host)") }
+        guard addresses.allSatisfy(AddressRanges.isPublic) else {
+            throw Refused(description: "refused: \(host) is this machine or a private network (\(addresses.first { !AddressRanges.isPublic($0) }!))")
+        }
+        if first != bare { configuration.dnsOverride = [bare: first] }
+    }
+
+    private static func resolve(_ host: String) -> [String] {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { return [] }
+        defer { freeaddrinfo(list) }
+        var out: [String] = []
+        var cursor: UnsafeMutablePointer<addrinfo>? = list
+        while let entry = cursor {
+            var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+            if getnameinfo(entry.pointee.ai_addr, entry.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 {
+                let address = String(cString: buffer)
+                if !out.contains(address) { out.append(address) }
+            }
+            cursor = entry.pointee.ai_next
+        }
+        return out
+    }
+}
