@@ -64,12 +64,20 @@ final class WebAPI {
         case (.GET, "/api/v1/jobs"), (.HEAD, "/api/v1/jobs"): route = jobs
         case (.GET, "/api/v1/chores"), (.HEAD, "/api/v1/chores"): route = chores
         case (.GET, "/api/v1/lists"), (.HEAD, "/api/v1/lists"): route = lists
+        case (.GET, "/api/v1/requests"), (.HEAD, "/api/v1/requests"): route = requests
+        case (.GET, "/api/v1/time/report"), (.HEAD, "/api/v1/time/report"): route = timeReport
+        case (.GET, _) where path.hasPrefix("/api/v1/requests/"), (.HEAD, _) where path.hasPrefix("/api/v1/requests/"):
+            guard let id = Int64(path.dropFirst("/api/v1/requests/".count)), id > 0 else {
+                return fail(APIError(.notFound, "NOT_FOUND", "A request is named by its number: /api/v1/requests/3."))
+            }
+            route = { try self.serviceRequest($0, $1, id: id) }
         case (.GET, _) where path.hasPrefix("/api/v1/jobs/"), (.HEAD, _) where path.hasPrefix("/api/v1/jobs/"):
             guard let id = Int64(path.dropFirst("/api/v1/jobs/".count)), id > 0 else {
                 return fail(APIError(.notFound, "NOT_FOUND", "A job is named by its number: /api/v1/jobs/7."))
             }
             route = { try self.job($0, $1, id: id) }
-        case (_, "/api/v1/me"), (_, "/api/v1/events"), (_, "/api/v1/jobs"), (_, "/api/v1/chores"), (_, "/api/v1/lists"):
+        case (_, "/api/v1/me"), (_, "/api/v1/events"), (_, "/api/v1/jobs"), (_, "/api/v1/chores"), (_, "/api/v1/lists"),
+             (_, "/api/v1/requests"), (_, "/api/v1/time/report"):
             return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) is read with GET."))
         case (_, "/api/v1/commands"):
             return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "/api/v1/commands takes a POST."))
