@@ -25,7 +25,7 @@ extension Bot {
             let attempts = try hooks.webhookAttempts(of: hook.id, limit: 10)
             guard !attempts.isEmpty else { return Outcome(replies: ["Webhook \(hook.id) has sent nothing yet."]) }
             let at = when(inv)
-            return Outcome(replies: ["Webhook \(hook.id), the last \(attempts.count) attempts:"] + attempts.map { a in
+            return Outcome(replies: ["Webhook \(hook.id), its last attempts (\(attempts.count)):"] + attempts.map { a in
                 let result = a.delivered ? "\(a.status!) in \(a.milliseconds) ms" : "failed: \(a.error ?? "HTTP \(a.status ?? 0)")"
                 return "  event \(a.event) \(a.type) \(at.format(a.at, now: inv.now)) → \(result)"
             })

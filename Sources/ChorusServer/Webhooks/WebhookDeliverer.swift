@@ -32,7 +32,7 @@ final class WebhookDeliverer: Sendable {
     /// How long a process holds a hook it delivers: renewed each pass, taken by another after.
     static let lease: TimeInterval = 60
     /// Events one pass sends a hook at most, and the time one request may take.
-    static let batch = 100
+    static let batch = 500
     static let timeout: TimeAmount = .seconds(10)
 
     init(store: any ChorusStorage, wording: IRCEventWording, allowPrivate: Bool, retryBase: TimeInterval, shared: Bool, logger: Logger) {
@@ -121,40 +121,67 @@ final class WebhookDeliverer: Sendable {
         }
     }
 
+    /// Batch after batch while they come full, for at most `holding`: the next pass goes on.
+    /// How far the hook got is written once a batch (with its last delivery, for `!hook log`),
+    /// so a crash may send again what its last batch had sent; `X-Chorus-Event-Id` tells.
     private func deliverClaimed(_ id: Int64) async throws {
         // As it stands now that it is ours: another process may have moved it on.
-        guard let hook = try await db({ try $0.webhook(id) }) else { return }
-        let horizon = Date().addingTimeInterval(-settling)
-        let events = try await db { try $0.events(inRoom: hook.room, after: hook.deliveredThrough, limit: Self.batch) }.filter { $0.at <= horizon }
-        guard let first = events.first else { return }
-        let target: Target
-        do {
-            target = try await Target(hook.url, allowPrivate: allowPrivate)
-        } catch {
-            try await fail(hook, first, status: nil, error: "\(error)", started: Date())
-            return
-        }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: target.configuration)
-        defer { _ = client.shutdown() }
-        let roomName = try await db { try $0.roomName(hook.room) } ?? hook.room
-        var passedOver: Int64?
-        for event in events {
-            guard hook.wants(event.type), !event.isDirectOnly,
-                  Audience(event).includes(account: Account.key(hook.createdBy), isManager: true) else {
-                passedOver = event.id
-                continue
+        guard var hook = try await db({ try $0.webhook(id) }) else { return }
+        var client: HTTPClient?
+        defer { _ = client?.shutdown() }
+        var roomName = hook.room
+        let began = Date()
+        while Date().timeIntervalSince(began) < Self.holding {
+            let after = hook.deliveredThrough, room = hook.room, horizon = Date().addingTimeInterval(-settling)
+            let events = try await db { try $0.events(inRoom: room, after: after, limit: Self.batch) }.filter { $0.at <= horizon }
+            guard let first = events.first else { return }
+            if client == nil {
+                do {
+                    client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await Target(hook.url, allowPrivate: allowPrivate).configuration)
+                } catch {
+                    try await note(hook, failed: WebhookAttempt(hook: id, event: first.id, type: first.type, at: Date(), status: nil,
+                                                                error: "\(error)", milliseconds: 0))
+                    return
+                }
+                roomName = try await db { try $0.roomName(room) } ?? room
             }
-            if !(try await post(event, roomName: roomName, hook: hook, client: client)) { return }
-            passedOver = nil
-        }
-        if let passedOver {
-            let skipped = WebhookAttempt(hook: hook.id, event: passedOver, type: "", at: Date(), status: nil, error: nil, milliseconds: 0)
-            try await db { try $0.noteWebhookAttempt(skipped, position: passedOver, nextAttempt: nil) }
+            var position = after
+            var delivered: WebhookAttempt?
+            var failed: WebhookAttempt?
+            for event in events {
+                guard hook.wants(event.type), !event.isDirectOnly,
+                      Audience(event).includes(account: Account.key(hook.createdBy), isManager: true) else {
+                    position = event.id  // not the hook's: passed over
+                    continue
+                }
+                let attempt = await post(event, roomName: roomName, hook: hook, client: client!)
+                guard attempt.delivered else {
+                    failed = attempt
+                    break
+                }
+                position = event.id
+                delivered = attempt
+            }
+            if position != after {
+                let reached = position
+                let done = delivered ?? WebhookAttempt(hook: id, event: reached, type: "", at: Date(), status: nil, error: nil, milliseconds: 0)
+                try await db { try $0.noteWebhookAttempt(done, position: reached, nextAttempt: nil) }
+                hook.deliveredThrough = reached
+                hook.failures = 0
+            }
+            if let failed {
+                try await note(hook, failed: failed)
+                return
+            }
+            if events.count < Self.batch { return }
         }
     }
 
-    /// One event, POSTed and noted; false when it failed (the rest wait for it).
-    private func post(_ event: Event, roomName: String, hook: Webhook, client: HTTPClient) async throws -> Bool {
+    /// How long one process goes on with a hook before it lets the next pass (or process) have it.
+    static let holding: TimeInterval = 5
+
+    /// One event, POSTed: the attempt, delivered (a 2xx in time) or not.
+    private func post(_ event: Event, roomName: String, hook: Webhook, client: HTTPClient) async -> WebhookAttempt {
         var body: [UInt8] = []
         WebAPI.apiEvent(event, roomName: roomName, wording: wording).write(to: &body)
         let started = Date()
@@ -167,29 +194,22 @@ final class WebhookDeliverer: Sendable {
         request.headers.add(name: "X-Chorus-Event-Id", value: String(event.id))
         request.headers.add(name: "X-Chorus-Signature", value: Webhook.signature(of: body, at: started, secret: hook.secret))
         request.body = .bytes(ByteBuffer(bytes: body))
-        let status: Int
+        var attempt = WebhookAttempt(hook: hook.id, event: event.id, type: event.type, at: started, status: nil, error: nil, milliseconds: 0)
         do {
             let response = try await client.execute(request, timeout: Self.timeout)
-            status = Int(response.status.code)
+            attempt.status = Int(response.status.code)
             _ = try? await response.body.collect(upTo: 64 * 1024)
+            if !attempt.delivered { attempt.error = "HTTP \(response.status.code)" }
         } catch {
-            try await fail(hook, event, status: nil, error: Self.describe(error), started: started)
-            return false
+            attempt.error = Self.describe(error)
         }
-        guard (200..<300).contains(status) else {
-            try await fail(hook, event, status: status, error: "HTTP \(status)", started: started)
-            return false
-        }
-        let done = WebhookAttempt(hook: hook.id, event: event.id, type: event.type, at: started, status: status, error: nil,
-                                  milliseconds: Self.milliseconds(since: started))
-        try await db { try $0.noteWebhookAttempt(done, position: event.id, nextAttempt: nil) }
-        return true
+        attempt.milliseconds = Self.milliseconds(since: started)
+        return attempt
     }
 
-    private func fail(_ hook: Webhook, _ event: Event, status: Int?, error: String, started: Date) async throws {
+    /// A failed attempt: counted, and the next one put off (`Webhook.backoff`).
+    private func note(_ hook: Webhook, failed: WebhookAttempt) async throws {
         let next = Date().addingTimeInterval(Webhook.backoff(after: hook.failures + 1, base: retryBase))
-        let failed = WebhookAttempt(hook: hook.id, event: event.id, type: event.type, at: started, status: status, error: error,
-                                    milliseconds: Self.milliseconds(since: started))
         try await db { try $0.noteWebhookAttempt(failed, position: hook.deliveredThrough, nextAttempt: next) }
     }
 
