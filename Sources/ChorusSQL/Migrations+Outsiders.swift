@@ -1,0 +1,64 @@
+import Foundation
+
+extension Migrations {
+    /// v22 on: what accounts leave behind, and the doors to programs outside (calendar feeds,
+    /// webhooks) with the key they are signed with.
+    static let accountsAndOutsiders: [Migration] = [
+        // A deleted account stays as a tombstone, wiped (`AccountData`): its name is never given to
+        // anyone else, so what the team keeps under it never becomes a newcomer's.
+        Migration(22, "v22: deleted accounts keep their name", both: """
+            ALTER TABLE accounts ADD COLUMN deleted_at INTEGER
+            """),
+        // A calendar app's subscription (`CalendarFeed`): the signed link names the row, and
+        // deleting the row revokes the link.
+        Migration(23, "v23: calendar feeds", both: """
+            CREATE TABLE calendar_feeds (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              account TEXT NOT NULL,
+              room TEXT,
+              created_at INTEGER NOT NULL
+            );
+            CREATE INDEX calendar_feeds_account ON calendar_feeds(account)
+            """),
+        // Keys every process on the database must share (the one links are signed with), so a
+        // link made by one node opens on every other, and a restored backup keeps its links.
+        Migration(24, "v24: keys the processes share", both: """
+            CREATE TABLE server_keys (
+              name TEXT PRIMARY KEY,
+              value TEXT NOT NULL
+            ) WITHOUT ROWID
+            """),
+        // Rooms' webhooks (`Webhook`): the events table is the outbox, and a hook's position in it
+        // is what has been delivered; a lease lets one process deliver a hook at a time.
+        Migration(25, "v25: webhooks", both: """
+            CREATE TABLE webhooks (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              room TEXT NOT NULL,
+              url TEXT NOT NULL,
+              types TEXT NOT NULL,
+              secret TEXT NOT NULL,
+              created_by TEXT NOT NULL,
+              created_at INTEGER NOT NULL,
+              delivered_through INTEGER NOT NULL,
+              failures INTEGER NOT NULL,
+              next_attempt INTEGER,
+              last_error TEXT,
+              failing_since INTEGER,
+              lease_node TEXT,
+              lease_until INTEGER
+            );
+            CREATE INDEX webhooks_room ON webhooks(room);
+            CREATE TABLE webhook_attempts (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              hook INTEGER NOT NULL,
+              event INTEGER NOT NULL,
+              type TEXT NOT NULL,
+              at INTEGER NOT NULL,
+              status INTEGER,
+              error TEXT,
+              milliseconds INTEGER NOT NULL
+            );
+            CREATE INDEX webhook_attempts_hook ON webhook_attempts(hook, id)
+            """),
+    ]
+}
