@@ -41,6 +41,8 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
     case noSuchAccount(String)
     /// The name of an account that was deleted: never given to anyone else.
     case nameRetired(String)
+    /// Deleted before: nothing more to delete.
+    case alreadyDeleted(String)
     case wrongPassword
     case tooManyTokens
     /// A profile field longer than it may be: refused whole, rather than cut without a word.
@@ -54,6 +56,7 @@ public enum AccountError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidEmail(let e): return "\"\(e)\" is not an email address"
         case .noSuchAccount(let n): return "There is no account named \(n)"
         case .nameRetired(let n): return "The name \(n) belonged to an account that was deleted: it is not given to anyone else"
+        case .alreadyDeleted(let n): return "The account \(n) is already deleted: its name stays retired (chorusd account erase deletes its personal data)"
         case .wrongPassword: return "Wrong account name or password"
         case .tooManyTokens: return "An account may have \(AccountToken.maxPerAccount) tokens: revoke one first (!token revoke <id>)"
         case .tooLong(let field, let max): return "A \(field) is at most \(max) characters: nothing was changed"

@@ -89,7 +89,9 @@ public struct Accounts: Sendable {
     /// Retires the account (`AccountData`): its sessions end, it cannot log in, and its name is
     /// never given to anyone else.
     public func delete(name: String) throws {
-        guard try store.deleteAccount(named: name) else { throw AccountError.noSuchAccount(name) }
+        guard try store.deleteAccount(named: name) else {
+            throw try store.accountDeleted(named: name) != nil ? AccountError.alreadyDeleted(name) : AccountError.noSuchAccount(name)
+        }
     }
 
     /// Retires the account if it is live, then deletes its personal data (`AccountData.erased`).
