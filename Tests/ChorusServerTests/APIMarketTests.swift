@@ -30,6 +30,7 @@ extension APITests {
         for (token, name) in [(bob, "bob"), (carol, "carol")] {
             let offers = try call("GET", "/api/v1/requests/1", token: token).json["offers"] as? [[String: Any]]
             XCTAssertEqual(offers?.compactMap { $0["contractor"] as? String }, [name], "\(name) sees their own offer only")
+            XCTAssertEqual(offers?.first?["priceCents"] as? Int, name == "bob" ? 7000 : 6000)
         }
         let outsider = try call("GET", "/api/v1/requests/1", token: dave)
         XCTAssertEqual(outsider.status, 404, "as if there were no such request")
@@ -59,5 +60,40 @@ extension APITests {
         let bad = try call("GET", "/api/v1/time/report?q=fortnight", token: alice)
         XCTAssertEqual(bad.status, 400)
         XCTAssertEqual(bad.json["code"] as? String, "INVALID_PARAMS")
+    }
+
+    func testAContractorsProfileIsReadByAnyoneAndOthersAreNotContractors() throws {
+        let (alice, bob) = (try token("alice"), try token("bob"))
+        try run(bob, "!contractor on")
+        try run(bob, "!contractor skills plumbing, painting")
+        try run(bob, "!contractor rate 40")
+        let profile = try call("GET", "/api/v1/contractors/bob", token: alice)
+        XCTAssertEqual(profile.status, 200)
+        XCTAssertEqual(profile.json["skills"] as? [String], ["plumbing", "painting"])
+        XCTAssertEqual(profile.json["rateCents"] as? Int, 4000)
+        XCTAssertEqual(profile.json["reviews"] as? Int, 0)
+        XCTAssertEqual(try call("GET", "/api/v1/contractors/alice", token: bob).status, 404)
+        XCTAssertEqual(try call("GET", "/api/v1/contractors/bob", token: nil).status, 401)
+    }
+
+    func testTimeEntriesModesAndPlanAreTheOwners() throws {
+        let (alice, bob) = (try token("alice"), try token("bob"))
+        try run(alice, "!track add work 1:00-2:30 yesterday")
+        try run(alice, "!plan add study mon-fri 9:00-12:00")
+        try run(alice, "!track start study")
+        let time = try call("GET", "/api/v1/time", token: alice)
+        XCTAssertEqual(time.status, 200)
+        let entries = time.json["entries"] as? [[String: Any]] ?? []
+        XCTAssertEqual(entries.compactMap { $0["mode"] as? String }, ["work", "study"])
+        XCTAssertEqual((time.json["running"] as? [String: Any])?["mode"] as? String, "study")
+        XCTAssertTrue((time.json["modes"] as? [String])?.contains("work") == true)
+        let plan = time.json["plan"] as? [[String: Any]] ?? []
+        XCTAssertEqual(plan.first?["days"] as? [String], ["mon", "tue", "wed", "thu", "fri"])
+        XCTAssertEqual(plan.first?["start"] as? String, "09:00")
+        let bobs = try call("GET", "/api/v1/time", token: bob)
+        XCTAssertEqual((bobs.json["entries"] as? [Any])?.count, 0, "alice's time is hers")
+        XCTAssertTrue(bobs.json["running"] == nil || bobs.json["running"] is NSNull)
+        XCTAssertEqual(try call("GET", "/api/v1/time?from=2026-13-01", token: alice).status, 400)
+        XCTAssertEqual(try call("GET", "/api/v1/time?from=2020-01-01&to=2026-01-01", token: alice).status, 400, "more than 366 days")
     }
 }

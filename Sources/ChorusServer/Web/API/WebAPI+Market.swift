@@ -4,8 +4,8 @@ import ChorusWorkspace
 import Foundation
 import NIOCore
 
-/// Service requests and time, as `!requests`, `!request show` and `!report` give them: the same
-/// boards, the same rules (an offer is its maker's and the customer's; time is its owner's).
+/// Service requests and contractors, as `!requests`, `!request show` and `!profile` give them:
+/// the same board, the same rules (an offer is its maker's and the customer's).
 extension WebAPI {
     /// `GET /api/v1/requests?scope=mine|open|all&category=&page=`: the account's requests, or (a
     /// contractor's) the open ones, newest first, 20 a page.
@@ -38,20 +38,13 @@ extension WebAPI {
         }
     }
 
-    /// `GET /api/v1/time/report?q=<!report's words>`: the account's own report, as `!report`
-    /// makes it (`q=week by job`, `q=2026-11-01..2026-11-15`, `q=month %23flat by person`), in its
-    /// time zone.
-    func timeReport(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
-        let arguments = request.query["q"] ?? ""
-        let store = server.store, now = server.now, serverZone = server.config.timeZone
-        return readBoard { _, _ -> APITimeReport in
-            let zone = try store.timeZone(of: caller.key).flatMap(TimeZone.init(identifier:)) ?? serverZone
-            let invocation = try IRCServer.linkInvocation(account: caller.account, room: nil, zone: zone, now: now(), store)
-            do {
-                return APITimeReport(try Bot(boards: Boards(store: store, timeZone: serverZone, now: now)).timeReport(invocation, arguments: arguments))
-            } catch let usage as UsageError {
-                throw APIError(.badRequest, "INVALID_PARAMS", usage.description)
-            }
+    /// `GET /api/v1/contractors/NAME`: a contractor's profile and standing, as `!profile` shows
+    /// it to anyone logged in; 404 for an account that is not one.
+    func contractor(_ caller: Caller, _ request: Request, name: String) throws -> EventLoopFuture<WebResponse> {
+        let store = server.store
+        return readBoard { _, _ -> APIContractor in
+            guard let contractor = try store.contractor(name) else { throw JobError.notAllowed("\(name.prefix(40)) is not a contractor") }
+            return APIContractor(contractor, try store.standing(of: contractor.account))
         }
     }
 }
@@ -62,7 +55,8 @@ struct APIServiceRequest: Encodable {
     let category: String
     let description: String
     let window: String?
-    let budget: Int?
+    /// In cents, as every amount.
+    let budgetCents: Int?
     let place: String?
     let status: String
     let contractor: String?
@@ -75,7 +69,7 @@ struct APIServiceRequest: Encodable {
         category = r.category
         description = r.description
         window = r.window
-        budget = r.budget
+        budgetCents = r.budget
         place = r.place
         status = r.status.rawValue
         contractor = r.contractor
@@ -86,13 +80,13 @@ struct APIServiceRequest: Encodable {
 
 struct APIOffer: Encodable {
     let contractor: String
-    let price: Int
+    let priceCents: Int
     let note: String
     let at: String
 
     init(_ offer: Offer) {
         contractor = offer.contractor
-        price = offer.price
+        priceCents = offer.price
         note = offer.note
         at = WebAPI.timestamp(offer.at)
     }
@@ -109,21 +103,28 @@ struct APIRequestDetail: Encodable {
     let history: [APIEvent]
 }
 
-struct APITimeReport: Encodable {
-    struct Row: Encodable {
-        let label: String
-        let seconds: Int
-        let planned: Int?
-    }
-    let heading: String
-    let rows: [Row]
-    let total: Int
-    let footer: [String]
+struct APIContractor: Encodable {
+    let account: String
+    let active: Bool
+    let skills: [String]
+    /// An hour's rate, in cents.
+    let rateCents: Int?
+    let area: [String]
+    let bio: String
+    /// The average of its reviews (1 to 5), how many, and requests completed.
+    let rating: Double?
+    let reviews: Int
+    let completed: Int
 
-    init(_ report: TimeReport) {
-        heading = report.heading
-        rows = report.rows.map { Row(label: $0.label, seconds: $0.seconds, planned: $0.planned) }
-        total = report.total
-        footer = report.footer
+    init(_ c: Contractor, _ standing: Standing) {
+        account = c.account
+        active = c.active
+        skills = c.skills
+        rateCents = c.rate
+        area = c.area
+        bio = c.bio
+        rating = standing.average
+        reviews = standing.reviews
+        completed = standing.completed
     }
 }
