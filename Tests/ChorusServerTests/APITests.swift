@@ -166,8 +166,17 @@ final class APITests: XCTestCase {
         let groceries = try XCTUnwrap((lists.json["lists"] as? [[String: Any]])?.first)
         XCTAssertEqual((groceries["items"] as? [[String: Any]])?.compactMap { $0["text"] as? String }, ["milk", "bread"])
 
+        // The agenda: bob's own turns across his rooms, or the room's for everyone.
+        let mine = try call("GET", "/api/v1/agenda?days=21", token: bob).json["turns"] as? [[String: Any]] ?? []
+        XCTAssertFalse(mine.isEmpty)
+        XCTAssertTrue(mine.allSatisfy { $0["person"] as? String == "bob" && $0["chore"] as? String == "bins" && $0["room"] as? String == "#flat" }, "\(mine)")
+        let room = try call("GET", "/api/v1/agenda?days=21&room=%23flat", token: bob).json["turns"] as? [[String: Any]] ?? []
+        XCTAssertEqual(Set(room.compactMap { $0["person"] as? String }), ["alice", "bob"])
+        XCTAssertEqual(try call("GET", "/api/v1/agenda?days=90", token: bob).status, 400)
+
         try server.addAccount("carol", "carol-password")
         XCTAssertEqual(try call("GET", "/api/v1/chores?room=%23flat", token: try token("carol")).status, 404, "not a member")
+        XCTAssertEqual(try call("GET", "/api/v1/agenda?room=%23flat", token: try token("carol")).status, 404, "not a member")
         XCTAssertEqual(try call("GET", "/api/v1/lists", token: bob).status, 400, "which room")
     }
 

@@ -26,6 +26,28 @@ extension WebAPI {
         }
     }
 
+    /// `GET /api/v1/agenda?days=N&room=`: upcoming turns, soonest first, as `!agenda` gives them:
+    /// the account's own across its rooms, or with `room` everyone's in that room (7 days unless
+    /// asked, 1 to 62).
+    func agenda(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+        let days = Int(try request.integer("days", default: 7, in: 1...62))
+        let room = request.query["room"].flatMap { $0.isEmpty ? nil : Account.key($0) }
+        let store = server.store, now = server.now, zone = server.config.timeZone
+        return readBoard { names, _ -> APIAgenda in
+            let rooms: [String]
+            if let room {
+                guard try store.role(of: caller.account, in: room) != nil else { throw JobError.notInRoom(names[room] ?? room) }
+                rooms = [room]
+            } else {
+                rooms = try store.memberships(ofAccount: caller.key).map(\.room)
+            }
+            let turns = try ChoreBoard(store: store, timeZone: zone, now: now).agenda(in: rooms, days: days, only: room == nil ? caller.account : nil)
+            return APIAgenda(turns: turns.map { due, chore, person in
+                APITurn(due: WebAPI.timestamp(due), chore: chore.name, room: names[chore.room] ?? chore.room, person: person)
+            })
+        }
+    }
+
     private func roomParameter(_ request: Request) throws -> String {
         guard let room = request.query["room"], !room.isEmpty else {
             throw APIError(.badRequest, "INVALID_PARAMS", "Name the room: ?room=%23flat (# is written %23).")
@@ -70,4 +92,15 @@ struct APIList: Encodable {
 struct APILists: Encodable {
     let room: String
     let lists: [APIList]
+}
+
+struct APITurn: Encodable {
+    let due: String
+    let chore: String
+    let room: String
+    let person: String
+}
+
+struct APIAgenda: Encodable {
+    let turns: [APITurn]
 }
