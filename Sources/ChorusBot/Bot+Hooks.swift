@@ -103,9 +103,8 @@ extension Bot {
         guard !allowed else { return }
         let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
         let name = bare.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
-        let looksNumeric = name.allSatisfy { $0.isHexDigit || $0 == "." || $0 == ":" }
         if name == "localhost" || name.hasSuffix(".localhost") || name.hasSuffix(".local") || name.hasSuffix(".internal")
-            || (looksNumeric && !AddressRanges.isPublic(name)) {
+            || (AddressRanges.isAddress(name) && !AddressRanges.isPublic(name)) {
             throw UsageError("\(host) is this machine or a private network: a webhook reaches public addresses only")
         }
     }

@@ -9,6 +9,12 @@ import Darwin
 /// shared (CGNAT), multicast, documentation and unspecified addresses would let a room manager
 /// probe the machine and its network (server-side request forgery).
 public enum AddressRanges {
+    /// Whether `text` is an IPv4 or IPv6 address (not a name).
+    public static func isAddress(_ text: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
     /// Whether `address` (dotted IPv4 or IPv6 text) is a public unicast address; false for text
     /// that is not an address.
     public static func isPublic(_ address: String) -> Bool {

@@ -89,10 +89,16 @@ final class WebhookTests: XCTestCase {
             ann.send("PRIVMSG Chorus :!hook add #kitchen \(url)")
             try ann.expect(url) { $0.command == "NOTICE" && $0.params.last?.contains("a webhook reaches public addresses only") == true }
         }
+        // A name made of hex digits is a name, not an address: it is checked when resolved.
+        _ = try addHook(ann, "!hook add #kitchen https://cafe.be/hooks")
+        ann.send("PRIVMSG Chorus :!hook rm 1")
+        try ann.expect("removed") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Webhook 1 is removed") == true }
         ann.send("PRIVMSG Chorus :!hook add #kitchen http://example.org/x")
         try ann.expect("http") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("A webhook's URL starts with https://") == true }
         XCTAssertTrue(AddressRanges.isPublic("93.184.215.14"))
         XCTAssertTrue(AddressRanges.isPublic("2606:4700::1111"))
+        XCTAssertFalse(AddressRanges.isAddress("cafe.be"))
+        XCTAssertTrue(AddressRanges.isAddress("::1") && AddressRanges.isAddress("10.0.0.1"))
         for address in ["100.64.0.1", "172.20.0.1", "0.0.0.0", "224.0.0.1", "fe80::1", "fc00::1", "::", "2001:db8::1", "64:ff9b::a00:1", "nonsense"] {
             XCTAssertFalse(AddressRanges.isPublic(address), address)
         }
@@ -100,13 +106,13 @@ final class WebhookTests: XCTestCase {
         // A name is resolved and checked before each delivery: this machine's own name is refused.
         let host = ProcessInfo.processInfo.hostName
         ann.send("PRIVMSG Chorus :!hook add #kitchen https://\(host):1/x")
-        try ann.expect("added") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Webhook 1 of #kitchen") == true }
+        try ann.expect("added") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Webhook 2 of #kitchen") == true }
         ann.send("PRIVMSG #kitchen :!job add Probe")
         try ann.expect("Probe") { $0.command == "NOTICE" && $0.params.last?.contains("Probe") == true }
         var failure = ""
         for _ in 0..<50 where failure.isEmpty {
             Thread.sleep(forTimeInterval: 0.1)
-            failure = (try server.server.store.webhook(1)?.lastError) ?? ""
+            failure = (try server.server.store.webhook(2)?.lastError) ?? ""
         }
         XCTAssertTrue(failure.hasPrefix("refused: \(host) is this machine or a private network") || failure.hasPrefix("cannot resolve"), failure)
     }

@@ -133,7 +133,8 @@ final class WebhookDeliverer: Sendable {
         let began = Date()
         while Date().timeIntervalSince(began) < Self.holding {
             let after = hook.deliveredThrough, room = hook.room, horizon = Date().addingTimeInterval(-settling)
-            let events = try await db { try $0.events(inRoom: room, after: after, limit: Self.batch) }.filter { $0.at <= horizon }
+            // The settled ones only, up to the first that is not: the position never passes an event.
+            let events = Array(try await db { try $0.events(inRoom: room, after: after, limit: Self.batch) }.prefix { $0.at <= horizon })
             guard let first = events.first else { return }
             if client == nil {
                 do {
