@@ -37,7 +37,7 @@ public struct TimeArrival: WorkspaceCommand {
 
     public func run(on boards: Boards) -> Outcome {
         do {
-            let zone = try boards.store.timeZone(of: account).flatMap(TimeZone.init(identifier:)) ?? boards.timeZone
+            let zone = try boards.store.timeZone(of: account, otherwise: boards.timeZone)
             let question = try Bot(boards: boards).awayQuestion(for: account, zone: zone, now: now)
             return Outcome(replies: question.map { [$0] } ?? [])
         } catch {

@@ -83,4 +83,11 @@ public protocol ChoreStore: Sendable {
 }
 
 /// Everything the server stores: accounts, rooms and history, jobs, chores and lists.
+extension JobStore {
+    /// The zone `account` chose with `!tz`, or `otherwise` (the server's) when none or unknown.
+    public func timeZone(of account: String, otherwise: TimeZone) throws -> TimeZone {
+        try timeZone(of: account).flatMap(TimeZone.init(identifier:)) ?? otherwise
+    }
+}
+
 public typealias ChorusStorage = Store & JobStore & ChoreStore & MarketStore & TimeStore & WebhookStore & Transactional

@@ -311,7 +311,7 @@ public struct TimeBoard: Sendable {
 
     /// Starts of the account's blocks in (after, upTo], oldest first, with the block and the zone.
     private func starts(of account: String, after: Date, upTo: Date, serverZone: TimeZone) throws -> [(Date, PlanBlock, TimeZone)] {
-        let zone = try store.timeZone(of: account).flatMap(TimeZone.init(identifier:)) ?? serverZone
+        let zone = try store.timeZone(of: account, otherwise: serverZone)
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let blocks = try store.planBlocks(of: account)

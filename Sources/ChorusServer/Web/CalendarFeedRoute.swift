@@ -22,7 +22,7 @@ extension IRCServer {
             guard let feed = try store.calendarFeed(id), feed.account == Account.key(account) else {
                 throw LinkRefusal(status: .gone, text: "This calendar feed was revoked: !ical new makes another.")
             }
-            let zone = try store.timeZone(of: feed.account).flatMap(TimeZone.init(identifier:)) ?? serverZone
+            let zone = try store.timeZone(of: feed.account, otherwise: serverZone)
             let invocation: Invocation
             do {
                 invocation = try IRCServer.linkInvocation(account: account, room: feed.room, zone: zone, now: now(), store)

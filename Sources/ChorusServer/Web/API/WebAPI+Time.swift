@@ -13,7 +13,7 @@ extension WebAPI {
         let store = server.store, now = server.now, serverZone = server.config.timeZone
         let (fromText, toText) = (request.query["from"], request.query["to"])
         return readBoard { _, _ -> APITime in
-            let zone = try store.timeZone(of: caller.key).flatMap(TimeZone.init(identifier:)) ?? serverZone
+            let zone = try store.timeZone(of: caller.key, otherwise: serverZone)
             var calendar = Calendar(identifier: .gregorian)
             calendar.timeZone = zone
             let day = { (text: String?, fallback: Date) throws -> Date in
@@ -45,7 +45,7 @@ extension WebAPI {
         let arguments = request.query["q"] ?? ""
         let store = server.store, now = server.now, serverZone = server.config.timeZone
         return readBoard { _, _ -> APITimeReport in
-            let zone = try store.timeZone(of: caller.key).flatMap(TimeZone.init(identifier:)) ?? serverZone
+            let zone = try store.timeZone(of: caller.key, otherwise: serverZone)
             let invocation = try IRCServer.linkInvocation(account: caller.account, room: nil, zone: zone, now: now(), store)
             do {
                 return APITimeReport(try Bot(boards: Boards(store: store, timeZone: serverZone, now: now)).timeReport(invocation, arguments: arguments))
