@@ -28,6 +28,7 @@ final class WebhookDeliverer: Sendable {
     private let node = "\(ProcessInfo.processInfo.hostName)/\(getpid())/\(UInt32.random(in: 0...UInt32.max))"
     private let woken = NIOLockedValueBox(true)
     private let running = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let clients = NIOLockedValueBox<[Int64: KeptClient]>([:])
 
     /// How long a process holds a hook it delivers: renewed each pass, taken by another after.
     static let lease: TimeInterval = 60
@@ -55,6 +56,7 @@ final class WebhookDeliverer: Sendable {
 
     func stop() {
         running.withLockedValue { $0?.cancel() }
+        for kept in clients.withLockedValue({ let all = $0.values; $0 = [:]; return all }) { _ = kept.client.shutdown() }
     }
 
     /// A pass when woken, and every 2 s anyway (other processes' events, retries that come due).
@@ -89,6 +91,13 @@ final class WebhookDeliverer: Sendable {
             logger.warning("cannot read the webhooks", metadata: ["error": "\(error)"])
             return
         }
+        // Clients of hooks that are gone are closed.
+        let ids = Set(hooks.map(\.id))
+        for kept in clients.withLockedValue({ kept in
+            let gone = kept.filter { !ids.contains($0.key) }
+            for id in gone.keys { kept[id] = nil }
+            return gone.values
+        }) { try? await kept.client.shutdown() }
         let now = Date()
         var due = hooks.filter { ($0.nextAttempt ?? .distantPast) <= now }[...]
         await withTaskGroup(of: Void.self) { group in
@@ -128,7 +137,6 @@ final class WebhookDeliverer: Sendable {
         // As it stands now that it is ours: another process may have moved it on.
         guard var hook = try await db({ try $0.webhook(id) }) else { return }
         var client: HTTPClient?
-        defer { _ = client?.shutdown() }
         var roomName = hook.room
         let began = Date()
         while Date().timeIntervalSince(began) < Self.holding {
@@ -138,7 +146,7 @@ final class WebhookDeliverer: Sendable {
             guard let first = events.first else { return }
             if client == nil {
                 do {
-                    client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await Target(hook.url, allowPrivate: allowPrivate).configuration)
+                    client = try await self.client(for: hook)
                 } catch {
                     try await note(hook, failed: WebhookAttempt(hook: id, event: first.id, type: first.type, at: Date(), status: nil,
                                                                 error: "\(error)", milliseconds: 0))
@@ -177,6 +185,28 @@ final class WebhookDeliverer: Sendable {
             if events.count < Self.batch { return }
         }
     }
+
+    /// A hook's client, kept across passes (its connection stays open for the next events) and
+    /// made anew, its host resolved and checked again, once `resolveEvery` has passed.
+    private func client(for hook: Webhook) async throws -> HTTPClient {
+        if let kept = clients.withLockedValue({ $0[hook.id] }), kept.url == hook.url, kept.until > Date() { return kept.client }
+        let fresh = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await Target(hook.url, allowPrivate: allowPrivate).configuration)
+        let old = clients.withLockedValue { kept in
+            defer { kept[hook.id] = KeptClient(client: fresh, url: hook.url, until: Date().addingTimeInterval(Self.resolveEvery)) }
+            return kept[hook.id]
+        }
+        try? await old?.client.shutdown()
+        return fresh
+    }
+
+    private struct KeptClient {
+        let client: HTTPClient
+        let url: String
+        let until: Date
+    }
+
+    /// How long a hook's host, once checked, is connected to before it is resolved again.
+    static let resolveEvery: TimeInterval = 60
 
     /// How long one process goes on with a hook before it lets the next pass (or process) have it.
     static let holding: TimeInterval = 5
