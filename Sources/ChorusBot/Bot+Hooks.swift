@@ -53,7 +53,7 @@ extension Bot {
         return Outcome(replies: ["Webhooks of \(room.name) (\(all.count)):"] + all.map { hook in
             var line = "  \(hook.id) \(hook.url) — \(hook.types.isEmpty ? "every event" : hook.types.joined(separator: " ")) — sent through event \(hook.deliveredThrough)"
             if let since = hook.failingSince {
-                line += "; failing since \(at.format(since, now: inv.now)) (\(hook.failures) attempts): \(hook.lastError ?? "?")"
+                line += "; failing since \(at.format(since, now: inv.now)) (\(hook.failures) \(hook.failures == 1 ? "attempt" : "attempts")): \(hook.lastError ?? "?")"
                 if let next = hook.nextAttempt { line += ", next try \(at.format(next, now: inv.now))" }
             }
             return line

@@ -94,6 +94,7 @@ extension APITests {
         XCTAssertEqual((bobs.json["entries"] as? [Any])?.count, 0, "alice's time is hers")
         XCTAssertTrue(bobs.json["running"] == nil || bobs.json["running"] is NSNull)
         XCTAssertEqual(try call("GET", "/api/v1/time?from=2026-13-01", token: alice).status, 400)
+        XCTAssertEqual(try call("GET", "/api/v1/time?from=2026-02-30", token: alice).status, 400, "not rolled over to March")
         XCTAssertEqual(try call("GET", "/api/v1/time?from=2020-01-01&to=2026-01-01", token: alice).status, 400, "more than 366 days")
     }
 }

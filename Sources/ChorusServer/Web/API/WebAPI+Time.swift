@@ -19,7 +19,9 @@ extension WebAPI {
             let day = { (text: String?, fallback: Date) throws -> Date in
                 guard let text else { return calendar.startOfDay(for: fallback) }
                 let parts = text.split(separator: "-").compactMap { Int($0) }
-                guard parts.count == 3, let date = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2])) else {
+                // A date the calendar would roll over (2026-02-30 is not 2 March) is refused.
+                guard parts.count == 3, let date = calendar.date(from: DateComponents(year: parts[0], month: parts[1], day: parts[2])),
+                      calendar.dateComponents([.year, .month, .day], from: date) == DateComponents(year: parts[0], month: parts[1], day: parts[2]) else {
                     throw APIError(.badRequest, "INVALID_PARAMS", "from and to are dates such as 2026-11-23.")
                 }
                 return date
