@@ -9,118 +9,26 @@ client, adds a job for itself, sees its card, presses Done, and checks that the 
 Usage: Tests/browser/web_client_test.py [path/to/chorusd] [screenshot.png]
 Needs chromium, chromium-driver and python3-selenium (Debian's), which `.ci/run` installs.
 """
-import os
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-import time
 
-from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
+from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure
+
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-client.png"
-WAIT = 15  # seconds any one step may take
-
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append((name, bool(condition)))
-    print(("ok      " if condition else "FAILED  ") + name + ("" if condition else f": {detail}"), flush=True)
-    return bool(condition)
-
-
-def failed_yet(results):
-    return any(not ok for _, ok in results)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class IRCClient:
-    """A line-based IRC client on plaintext TCP that keeps every line it reads."""
-
-    def __init__(self, port, nick, password, register=True):
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
-        self.buffer = b""
-        self.lines = []
-        self.send("CAP LS 302")
-        if not register:
-            self.send(f"PASS {nick}:{password}")
-        self.send(f"NICK {nick}")
-        self.send(f"USER {nick} 0 * :TCP tester")
-        self.send("CAP REQ :message-tags server-time draft/account-registration")
-        self.wait_for(lambda l: " ACK " in l)
-        if register:
-            self.send(f"REGISTER {nick} * {password}")
-            self.wait_for(lambda l: "REGISTER SUCCESS" in l)
-        self.send("CAP END")
-        self.wait_for(lambda l: " 376 " in l or " 422 " in l)
-
-    def send(self, line):
-        self.sock.sendall((line + "\r\n").encode())
-
-    def wait_for(self, predicate, timeout=WAIT):
-        deadline = time.time() + timeout
-        seen = 0
-        while time.time() < deadline:
-            while seen < len(self.lines):
-                line = self.lines[seen]
-                seen += 1
-                if predicate(line):
-                    return line
-            self.sock.settimeout(max(0.1, deadline - time.time()))
-            try:
-                data = self.sock.recv(65536)
-            except socket.timeout:
-                break
-            if not data:
-                break
-            self.buffer += data
-            *complete, self.buffer = self.buffer.split(b"\n")
-            for raw in complete:
-                line = raw.decode(errors="replace").rstrip("\r")
-                if line.startswith("PING"):
-                    self.send("PONG" + line[4:])
-                self.lines.append(line)
-        return None
-
-
-def start_server(data, plain, web):
-    server = subprocess.Popen([CHORUSD, "serve", "--data", data, "--tls", "off", "--plain", f"127.0.0.1:{plain}",
-                               "--web", f"127.0.0.1:{web}", "--name", "browser.test"],
-                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(data, "chorusd.log"), "a"))
-    deadline = time.time() + WAIT
-    while time.time() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", web), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.2)
-    return server
 
 
 def main():
-    data = tempfile.mkdtemp(prefix="chorus-browser-")
-    plain, web = free_port(), free_port()
-    server = start_server(data, plain, web)
+    results = Results()
+    check = results.check
+    server = Server(CHORUSD)
+    plain, web = server.plain, server.web
     driver = None
     try:
-
-        options = webdriver.ChromeOptions()
-        for flag in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--ignore-certificate-errors"]:
-            options.add_argument(flag)
-        # A phone's screen: Chrome's windows are no narrower than 500 px, its emulated devices are.
-        options.add_experimental_option("mobileEmulation", {"deviceMetrics": {"width": 375, "height": 800, "pixelRatio": 2}})
-        driver = webdriver.Chrome(options=options)
+        driver = phone_browser()
         wait = WebDriverWait(driver, WAIT)
         driver.get(f"https://127.0.0.1:{web}/")
         check("the page loads with its login form", wait.until(ready.visibility_of_element_located((By.ID, "account"))))
@@ -179,10 +87,8 @@ def main():
 
         # The server restarts: the page reconnects by itself with its token, and what was said
         # while it was away reaches it.
-        irc.sock.close()
-        server.terminate()
-        server.wait(timeout=10)
-        server = start_server(data, plain, web)
+        irc.close()
+        server.restart()
         irc = IRCClient(plain, "sam", "sam-password-1", register=False)
         irc.send("PRIVMSG #kitchen :said while the phone was away")
         check("after a restart the page logs in again and catches up",
@@ -202,28 +108,13 @@ def main():
         check("nothing is wider than a 375 px screen", width <= 375, width)
         driver.save_screenshot(SCREENSHOT)
         print(f"screenshot: {SCREENSHOT}", flush=True)
-    except Exception as error:  # a step that timed out or broke: counted, shown, and the rest is cleaned up
-        check("the walk-through ran to the end", False, repr(error))
-        if driver:
-            driver.save_screenshot(SCREENSHOT)
-            for entry in driver.get_log("browser")[-10:]:
-                print("browser:", entry, flush=True)
-            print("page log:", driver.find_element(By.ID, "log").get_attribute("textContent")[-600:], flush=True)
+    except Exception as error:
+        report_failure(results, driver, error, SCREENSHOT)
     finally:
         if driver:
             driver.quit()
-        server.terminate()
-        server.wait(timeout=10)
-        with open(os.path.join(data, "chorusd.log")) as log:
-            problems = [l for l in log if " error " in l or "warning" in l or failed_yet(results)]
-        if problems:
-            print("chorusd said:\n" + "".join(problems[-10:]), flush=True)
-        shutil.rmtree(data, ignore_errors=True)
-
-    passed = sum(1 for _, ok in results if ok)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+        server.finish(show_log=results.failed > 0)
+    return results.summary()
 
 
 if __name__ == "__main__":

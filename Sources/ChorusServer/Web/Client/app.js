@@ -66,14 +66,18 @@ const state = {
   conversations: new Map(), // fold(name) → conversation
   current: null,
   commands: [],
-  jobs: new Map(),          // job id → {status, assignee}
-  batches: new Map(),       // batch id → {target, lines, kind}
+  jobs: new Map(),          // job id → {status, assignee, eventId}
+  chores: new Map(),        // room|chore → {turn, eventId}: whose turn it is, as the latest event said
+  batches: new Map(),       // batch id → {target, lines, kind, label}
+  labels: new Map(),        // label → how its answer is handled: {conversation, entry, internal}
+  nextLabel: 1,
+  pending: [],              // lines typed and not yet confirmed by the server (kept across a cut)
+  joining: null,            // the room asked for with /join or the drawer: opened once joined
+  answerTo: null,           // while a labeled answer is read: the conversation its command came from
   retry: 0,
   retryTimer: null,
   stayOut: false,           // logged out: no reconnect
-  lastCommandIn: null,      // the conversation a !command was last typed in: where its answer goes
   wantsToken: false,
-  helpPending: 0,           // lines of the !help asked for at login, read for completion and not shown
 };
 
 function conversation(name, create = true) {
@@ -87,10 +91,22 @@ function conversation(name, create = true) {
   return c;
 }
 
+const botConversation = () => conversation(state.bot);
+
 // ---- The socket -----------------------------------------------------------------------------
 
+const isOpen = () => state.socket && state.socket.readyState === WebSocket.OPEN;
+
 function send(line) {
-  if (state.socket && state.socket.readyState === WebSocket.OPEN) state.socket.send(line);
+  if (isOpen()) state.socket.send(line);
+}
+
+/// Sends a line with a `label` (IRCv3 labeled-response): the server's whole answer to it comes back
+/// as one batch with that label, so the page knows what answered what.
+function sendLabeled(line, handling) {
+  const label = `w${state.nextLabel++}`;
+  state.labels.set(label, handling);
+  send(`@label=${label} ${line}`);
 }
 
 function connect() {
@@ -109,9 +125,12 @@ function connect() {
   socket.onclose = () => {
     if (state.socket !== socket) return;
     state.socket = null;
+    state.registered = false;
     // Requests that were on the way are lost with the connection: asked again after the next JOIN.
+    // Lines typed and not confirmed stay pending: sent again once history shows they did not arrive.
     for (const c of state.conversations.values()) { c.joined = false; c.loading = false; }
     state.batches.clear();
+    state.labels.clear();
     if (state.stayOut || !state.credentials) return;
     // Back off 1, 2, 4 … 30 seconds, with jitter, so a restarting server is not stampeded.
     const delay = Math.min(30, 2 ** state.retry) * (0.75 + Math.random() / 2);
@@ -128,8 +147,26 @@ function setStatus(text) { $('#status').textContent = text; }
 function receive(msg) {
   const batch = msg.tags.batch && state.batches.get(msg.tags.batch);
   if (batch && msg.command !== 'BATCH') { batch.lines.push(msg); return; }
+  if (msg.tags.label && msg.command !== 'BATCH') return labeledAnswer(msg.tags.label, msg.command === 'ACK' ? [] : [msg]);
+  dispatch(msg);
+}
+
+function dispatch(msg) {
   const handler = handlers[msg.command];
   if (handler) handler(msg);
+}
+
+/// The server's answer to a labeled line: the line it confirms leaves the pending ones, the page's
+/// own requests (its token, the command list) are read and not shown, and Chorus's replies go to
+/// the conversation the command was typed in.
+function labeledAnswer(label, lines) {
+  const handling = state.labels.get(label);
+  state.labels.delete(label);
+  if (!handling) { lines.forEach(dispatch); return; }
+  if (handling.entry) confirmed(handling.entry);
+  if (handling.internal) { handling.internal(lines); return; }
+  state.answerTo = handling.conversation || null;
+  try { lines.forEach(dispatch); } finally { state.answerTo = null; }
 }
 
 const handlers = {
@@ -164,7 +201,7 @@ const handlers = {
   },
   FAIL: (m) => {
     if (m.params[0] === 'REGISTER') loginFailed(m.params.at(-1));
-    else info(current(), m.params.at(-1));
+    else info(state.answerTo || current(), m.params.at(-1));
   },
   // The server closes the connection (shutting down, a timeout): the socket's close retries.
   ERROR: (m) => setStatus(m.params[0] || 'disconnected'),
@@ -177,11 +214,16 @@ const handlers = {
     setStatus('');
     showApp();
     if (state.wantsToken) requestToken();
-    state.helpPending = 2;
-    sendToBot('!help');
-    // Rooms the account is in are joined by the server; a private conversation catches up here,
-    // and those this page does not know yet (after a reload, or from another device) are listed.
-    for (const c of state.conversations.values()) if (!isRoom(c.name) && c.newest) loadHistory(c, 'after');
+    askForCommands();
+    // Rooms the account is in are joined by the server; a private conversation catches up here
+    // (and sends what was typed while offline), and those this page does not know yet (after a
+    // reload, or from another device) are listed.
+    for (const c of state.conversations.values()) {
+      if (isRoom(c.name)) continue;
+      if (c.key === fold(state.bot)) sendPending(c, null);
+      else if (c.newest) loadHistory(c, 'after');
+      else if (pendingFor(c).length) loadHistory(c, 'latest');
+    }
     send(`CHATHISTORY TARGETS timestamp=${new Date(Date.now() + 60000).toISOString()} timestamp=1970-01-01T00:00:00.000Z 100`);
   },
   433: (m) => {
@@ -193,7 +235,7 @@ const handlers = {
     if (fold(m.nick) !== fold(state.me)) return;
     room.joined = true;
     renderConversations();
-    if (!state.current) select(room);
+    if (!state.current || state.joining === room.key) { state.joining = null; select(room); }
     loadHistory(room, room.newest ? 'after' : 'latest');
   },
   PART: (m) => { if (fold(m.nick) === fold(state.me)) leave(m.params[0]); },
@@ -211,11 +253,13 @@ const handlers = {
   },
   BATCH: (m) => {
     const [ref, kind, target] = [m.params[0].slice(1), m.params[1], m.params[2]];
-    if (m.params[0].startsWith('+')) state.batches.set(ref, { kind, target, lines: [] });
+    if (m.params[0].startsWith('+')) state.batches.set(ref, { kind, target, lines: [], label: m.tags.label });
     else {
       const batch = state.batches.get(ref);
       state.batches.delete(ref);
-      if (batch) batchEnded(batch);
+      if (!batch) return;
+      if (batch.kind === 'labeled-response') labeledAnswer(batch.label, batch.lines);
+      else batchEnded(batch);
     }
   },
 };
@@ -238,32 +282,25 @@ function conversationOf(m) {
   const target = m.params[0];
   if (isRoom(target)) return conversation(target);
   if (fold(m.nick) === fold(state.bot) || !m.nick || m.nick.includes('.')) {
-    // Chorus's answers: shown where the question was asked, or in the room the event is about.
+    // Chorus's events go to the room they are about; its answers to where the question was asked.
     const room = m.tags['+draft/channel-context'] || m.tags['chorus/room'];
-    if (room && state.conversations.has(fold(room))) return conversation(room);
-    if (!m.tags['chorus/event'] && state.lastCommandIn) return state.lastCommandIn;
-    return conversation(state.bot);
+    const known = room && state.conversations.has(fold(room));
+    if (known && m.tags['chorus/event']) return conversation(room);
+    if (state.answerTo) return state.answerTo;
+    return known ? conversation(room) : botConversation();
   }
   return conversation(fold(m.nick) === fold(state.me) ? target : m.nick);
 }
 
 function message(m) {
   if (!state.registered && m.command === 'NOTICE') return;
-  const text = m.params.at(-1) || '';
-  if (fold(m.nick) === fold(state.bot) && captureToken(text)) return;
-  if (fold(m.nick) === fold(state.bot) && captureCommands(text)) return;
   const c = conversationOf(m);
   const line = lineOf(m);
   if (!add(c, line)) return;
   if (c !== state.current && !line.self) c.unread += 1;
   renderConversations();
   if (c === state.current) { appendLine(line, true); markRead(c); }
-  if (line.tags['chorus/job']) refreshCards(line.tags['chorus/job']);
-}
-
-/// A job changed: the buttons of its earlier cards follow (no Start on a job that is done).
-function refreshCards(job) {
-  for (const node of document.querySelectorAll(`#log .card[data-job="${CSS.escape(job)}"]`)) node.replaceWith(card(node.line));
+  if (c.key === fold(state.bot)) keepBotConversation();
 }
 
 function lineOf(m) {
@@ -287,8 +324,14 @@ function add(c, line, position = 'end') {
   if (position === 'start') c.lines.unshift(line); else c.lines.push(line);
   if (line.id && position === 'end') c.newest = line.id;
   if (line.id && (position === 'start' || !c.oldest)) c.oldest = line.id;
-  if (line.tags['chorus/job']) noteJob(line.tags);
+  noteEvent(line.tags);
   return true;
+}
+
+function removeLine(c, line) {
+  const at = c.lines.indexOf(line);
+  if (at >= 0) c.lines.splice(at, 1);
+  if (line.node) line.node.remove();
 }
 
 function leave(name, why) {
@@ -329,11 +372,20 @@ function batchEnded(batch) {
     for (const line of lines) if (add(c, line)) added += 1;
     if (how === 'latest' && lines.length < PAGE) c.complete = true;
     if (how === 'after' && c !== state.current) c.unread += added;
+    // Lines said while the history was on its way came first: each goes back to its time.
+    if (added) inTimeOrder(c);
+    sendPending(c, lines);
   }
   countUnread(c);
   if (c === state.current) markRead(c);
   renderConversations();
   if (c === state.current) renderLog(how !== 'before');
+}
+
+function inTimeOrder(c) {
+  c.lines.sort((a, b) => a.time - b.time);  // stable: lines of one millisecond keep their order
+  const stored = c.lines.filter((line) => line.id);
+  if (stored.length) { c.oldest = stored[0].id; c.newest = stored.at(-1).id; }
 }
 
 /// `CHATHISTORY TARGETS <nick> <time>` lines: the private conversations this page does not show
@@ -347,41 +399,122 @@ function privateConversationsListed(lines) {
   renderConversations();
 }
 
+// ---- Lines typed: pending until the server confirms them ------------------------------------
+
+const pendingFor = (c) => state.pending.filter((entry) => fold(entry.target) === c.key);
+
+/// A line the person typed: shown at once as "sending", sent when the conversation can take it,
+/// and kept (across a cut network or a server restart) until the server's answer confirms it.
+function post(c, text) {
+  const line = { id: null, time: new Date(), nick: state.me || state.account, command: 'PRIVMSG', text, tags: {}, self: true, pending: 'sending' };
+  const entry = { target: c.name, text, sentAt: null, line };
+  state.pending.push(entry);
+  c.lines.push(line);
+  if (c === state.current) appendLine(line, true);
+  if (canSendTo(c)) transmit(entry);
+}
+
+const canSendTo = (c) => state.registered && isOpen() && (!isRoom(c.name) || c.joined);
+
+function transmit(entry) {
+  entry.sentAt = new Date();
+  entry.line.pending = 'sending';
+  sendLabeled(`PRIVMSG ${entry.target} :${entry.text}`, { conversation: conversation(entry.target), entry });
+}
+
+function confirmed(entry) {
+  state.pending = state.pending.filter((e) => e !== entry);
+  removeLine(conversation(entry.target), entry.line);
+}
+
+/// After a reconnection: a line sent before the cut that history shows arrived is confirmed; the
+/// others are sent now. Chorus keeps no history of private commands, so one sent to it whose answer
+/// was lost is not sent twice on a guess: the person is asked.
+function sendPending(c, history) {
+  if (!canSendTo(c)) return;
+  const arrived = (history || []).filter((line) => line.self);
+  for (const entry of pendingFor(c)) {
+    const found = arrived.findIndex((line) => line.text === entry.text);
+    if (found >= 0) { arrived.splice(found, 1); confirmed(entry); continue; }
+    if (entry.sentAt && !history) { entry.line.pending = 'unsure'; redraw(c, entry.line); continue; }
+    transmit(entry);
+  }
+}
+
+function redraw(c, line) {
+  if (line.node && c === state.current) line.node.replaceWith(lineNode(line));
+}
+
 // ---- Chorus: token, commands, cards ---------------------------------------------------------
 
-function sendToBot(text) { send(`PRIVMSG ${state.bot} :${text}`); }
+/// A command of the page's own (its token, the command list): its answer is read, not shown.
+function askBot(text, read) {
+  sendLabeled(`PRIVMSG ${state.bot} :${text}`, { internal: (lines) => read(lines.filter((m) => fold(m.nick) === fold(state.bot))) });
+}
+
+function askForCommands() {
+  askBot('!help', (lines) => {
+    // A long answer comes in several lines, each continuing the one before.
+    const text = lines.map((m) => m.params.at(-1) || '').join(' ');
+    const found = /Commands you can use[^:]*: (.*?)(?:!help <command>|$)/.exec(text);
+    if (found) state.commands = [...new Set(found[1].split(' ').filter((c) => c.startsWith('!')))];
+  });
+}
 
 function requestToken() {
   state.wantsToken = false;
   const device = /Mobi/.test(navigator.userAgent) ? 'phone' : 'browser';
-  sendToBot(`!token new web ${device}`);
-}
-
-function captureToken(text) {
-  const found = /^Token (\d+) \(.*\): (chorus-[0-9a-f]{64})$/.exec(text);
-  if (!found) return /^It is shown this once\./.test(text) && loadSaved()?.account === state.account;
-  localStorage.setItem(SAVED, JSON.stringify({ account: state.account, token: found[2], tokenId: found[1] }));
-  state.credentials = { account: state.account, secret: found[2] };
-  return true;
-}
-
-/// Reads the command list out of a !help answer; true when it is the one asked for at login.
-function captureCommands(text) {
-  const found = /^Commands you can use[^:]*: (.*)$/.exec(text);
-  if (found) state.commands = found[1].split(' ').filter((c) => c.startsWith('!'));
-  if (!found && !text.startsWith('!help <command>')) return false;
-  if (state.helpPending === 0) return false;
-  state.helpPending -= 1;
-  return true;
-}
-
-function noteJob(tags) {
-  const id = tags['chorus/job'];
-  const known = state.jobs.get(id) || {};
-  state.jobs.set(id, {
-    status: tags['chorus/status'] || tags['chorus/to'] || known.status || 'created',
-    assignee: tags['chorus/assignee'] ?? known.assignee,
+  askBot(`!token new web ${device}`, (lines) => {
+    for (const m of lines) {
+      const found = /^Token (\d+) \(.*\): (chorus-[0-9a-f]{64})$/.exec(m.params.at(-1) || '');
+      if (!found) continue;
+      localStorage.setItem(SAVED, JSON.stringify({ account: state.account, token: found[2], tokenId: found[1] }));
+      state.credentials = { account: state.account, secret: found[2] };
+      return;
+    }
+    // No token (the account has as many as it may): say so, rather than forget the login later.
+    const c = botConversation();
+    for (const m of lines) add(c, lineOf(m));
+    info(c, 'This device could not keep you logged in: you will be asked for your password next time. !token lists your tokens; !token revoke <id> ends one you no longer use.');
+    renderConversations();
   });
+}
+
+/// What the latest event says of a job or a chore; an older one (history paged back) changes nothing.
+function noteEvent(tags) {
+  const eventId = Number(tags['chorus/event-id'] || 0);
+  const newer = (known) => !known || eventId >= known.eventId;
+  const job = tags['chorus/job'];
+  if (job) {
+    const known = state.jobs.get(job);
+    if (newer(known)) {
+      state.jobs.set(job, {
+        status: tags['chorus/status'] || tags['chorus/to'] || known?.status || 'created',
+        assignee: tags['chorus/assignee'] ?? known?.assignee,
+        eventId,
+      });
+      refreshCards('job', job);
+    }
+  }
+  const chore = tags['chorus/chore'] && choreKey(tags);
+  if (chore && (tags['chorus/event'] || '').startsWith('turn.') && !tags['chorus/event'].startsWith('turn.swap.')) {
+    if (newer(state.chores.get(chore))) {
+      state.chores.set(chore, { turn: tags['chorus/event'] === 'turn.done' ? null : tags['chorus/turn'] || null, eventId });
+      refreshCards('chore', chore);
+    }
+  }
+}
+
+const choreKey = (tags) => `${fold(tags['chorus/room'] || '')}|${fold(tags['chorus/chore'])}`;
+
+/// A job or chore changed: the buttons of its earlier cards follow (no Start on a job that is done,
+/// no Done on a turn that has passed).
+function refreshCards(kind, key) {
+  for (const node of document.querySelectorAll(`#log .card[data-${kind}="${CSS.escape(key)}"]`)) {
+    const fresh = card(node.line);
+    node.line.node = fresh;
+    node.replaceWith(fresh);
+  }
 }
 
 /// The next steps the viewer may take on an event, as the commands they would type.
@@ -396,8 +529,12 @@ function actionsFor(line) {
       if (job.status === 'created' || job.status === 'assigned') actions.push(['Start', `!start ${t['chorus/job']}`]);
       if (['created', 'assigned', 'in-progress'].includes(job.status)) actions.push(['Done', `!done ${t['chorus/job']}`]);
     }
-  } else if (t['chorus/chore'] && /^turn\.(started|due|overdue|swapped)$/.test(event) && fold(t['chorus/turn'] || '') === me) {
-    actions.push(['Done', `!done ${t['chorus/chore']}`]);
+  } else if (t['chorus/chore'] && /^turn\.(started|due|overdue|swapped)$/.test(event)) {
+    // Only the chore's latest turn, and only while it is still the viewer's.
+    const chore = state.chores.get(choreKey(t));
+    if (chore && chore.turn && fold(chore.turn) === me && chore.eventId === Number(t['chorus/event-id'] || 0)) {
+      actions.push(['Done', `!done ${t['chorus/chore']}`]);
+    }
   } else if (event === 'request.offered' && fold(t['chorus/customer'] || '') === me && t['chorus/contractor']) {
     actions.push([`Hire ${t['chorus/contractor']}`, `!hire ${t['chorus/request']} ${t['chorus/contractor']}`]);
   }
@@ -407,19 +544,39 @@ function actionsFor(line) {
 const EVENT_KINDS = { job: 'Job', task: 'Job', ask: 'Request to a manager', turn: 'Chore', chore: 'Chore', request: 'Service request',
   time: 'Time', list: 'List', member: 'Room', room: 'Room' };
 
+/// What happened, in words: a card never shows the event's internal name.
+const EVENT_WORDS = {
+  'job.created': 'new', 'job.assigned': 'assigned', 'job.unassigned': 'unassigned', 'job.status': 'status changed',
+  'job.edited': 'edited', 'job.comment': 'comment', 'job.photo': 'photo', 'task.added': 'task added', 'task.done': 'task ticked',
+  'ask.opened': 'asked', 'ask.decided': 'answered', 'turn.started': 'whose turn', 'turn.done': 'done', 'turn.skipped': 'skipped',
+  'turn.due': 'due now', 'turn.overdue': 'overdue', 'turn.swap.asked': 'swap asked', 'turn.swapped': 'swapped',
+  'turn.swap.declined': 'swap declined', 'chore.added': 'new', 'chore.removed': 'removed', 'chore.order': 'new order',
+  'chore.edited': 'changed', 'chore.left': 'rotation changed', 'request.posted': 'new', 'request.edited': 'changed',
+  'request.cancelled': 'cancelled', 'request.offered': 'offer', 'request.hired': 'hired', 'request.done': 'finished',
+  'request.confirmed': 'confirmed', 'request.disputed': 'disputed', 'request.reviewed': 'review', 'request.expired': 'expired',
+  'request.message': 'message', 'list.item.added': 'added', 'list.item.done': 'ticked', 'list.item.removed': 'removed',
+  'member.added': 'new member', 'member.role': 'role changed', 'member.away': 'away', 'member.back': 'back',
+  'room.settings': 'settings', 'time.logged': 'logged', 'time.nudge': 'timer still running', 'time.planned': 'planned',
+};
+
+function eventWords(event) {
+  return EVENT_WORDS[event] || event.split('.').slice(1).join(' ');
+}
+
 function card(line) {
   const event = line.tags['chorus/event'];
   const kind = EVENT_KINDS[event.split('.')[0]] || 'Chorus';
   const number = line.tags['chorus/job'] ? ` ${line.tags['chorus/job']}` : line.tags['chorus/request'] ? ` ${line.tags['chorus/request']}` : '';
-  const node = el('div', { className: 'card' }, el('span', { className: 'kind', textContent: kind + number + ' · ' + event }), rich(line.text));
+  const node = el('div', { className: 'card' }, el('span', { className: 'kind', textContent: `${kind}${number} · ${eventWords(event)}` }), rich(line.text));
   node.dataset.event = event;
   node.line = line;
   if (line.tags['chorus/job']) node.dataset.job = line.tags['chorus/job'];
+  if (line.tags['chorus/chore']) node.dataset.chore = choreKey(line.tags);
   const buttons = el('div', { className: 'buttons' });
   for (const [label, command] of actionsFor(line)) {
     const button = el('button', { type: 'button', textContent: label });
     button.dataset.command = command;
-    button.onclick = () => { button.disabled = true; say(command); };
+    button.onclick = () => { button.disabled = true; post(current(), command); };
     buttons.append(button);
   }
   if (buttons.childElementCount) node.append(buttons);
@@ -433,18 +590,22 @@ function rich(text) {
   let at = 0;
   for (const found of text.matchAll(pattern)) {
     span.append(text.slice(at, found.index));
+    at = found.index + found[0].length;
     let url = found[0];
+    let label = url;
     try {
       // The server's own report links open here, whatever name the server gave itself.
       const parsed = new URL(url);
-      if (parsed.pathname.startsWith('/report.')) url = location.origin + parsed.pathname + parsed.search;
+      if (parsed.pathname.startsWith('/report.')) {
+        url = location.origin + parsed.pathname + parsed.search;
+        label = parsed.pathname === '/report.csv' ? 'CSV' : 'Chart';
+      }
       if (parsed.pathname === '/report.svg') {
-        span.append(el('img', { className: 'report', src: url, alt: 'Report chart', loading: 'lazy' }), ' ');
+        // At its own size, scrolled sideways on a narrow screen: shrunk to a phone it cannot be read.
+        span.append(el('div', { className: 'chart' }, el('img', { className: 'report', src: url, alt: 'Report chart', loading: 'lazy' })));
       }
     } catch { /* not a URL after all */ }
-    span.append(el('a', { href: url, textContent: found[0].includes('/report.') ? (found[0].includes('.csv') ? 'CSV' : 'Chart') : url,
-      target: '_blank', rel: 'noreferrer' }));
-    at = found.index + url.length;
+    span.append(el('a', { href: url, textContent: label, target: '_blank', rel: 'noreferrer' }));
   }
   span.append(text.slice(at));
   if (/[\u2580-\u259f]/.test(text) || /^ {2}\S.* {2,}/.test(text)) {
@@ -456,19 +617,58 @@ function rich(text) {
 // ---- Drawing --------------------------------------------------------------------------------
 
 const timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+const dateTimeFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'short' });
+const dayFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long' });
+const dayYearFormat = new Intl.DateTimeFormat(undefined, { weekday: 'long', day: 'numeric', month: 'long', year: 'numeric' });
+
+const dayOf = (date) => new Date(date.getFullYear(), date.getMonth(), date.getDate()).getTime();
+
+/// "Today", "Yesterday", or the date: the separator above a day's first line.
+function dayName(date) {
+  const today = dayOf(new Date());
+  const day = dayOf(date);
+  if (day === today) return 'Today';
+  if (day === dayOf(new Date(today - 12 * 3600 * 1000))) return 'Yesterday';
+  return (date.getFullYear() === new Date().getFullYear() ? dayFormat : dayYearFormat).format(date);
+}
+
+function timeNode(line) {
+  return el('time', { textContent: timeFormat.format(line.time), dateTime: line.time.toISOString(), title: dateTimeFormat.format(line.time) });
+}
 
 function lineNode(line) {
-  if (line.tags['chorus/event']) return el('div', { className: 'line' }, el('time', { textContent: timeFormat.format(line.time) }), card(line));
-  const classes = ['line', line.command === 'NOTICE' ? 'notice' : '', line.self ? 'self' : '', line.info ? 'info' : ''].filter(Boolean);
-  const action = /^\x01ACTION (.*)\x01?$/.exec(line.text);
-  const body = el('div', {}, line.nick ? el('span', { className: 'nick', textContent: action ? `* ${line.nick}` : line.nick }) : null,
-    rich(action ? action[1].replace(/\x01$/, '') : line.text));
-  const node = el('div', { className: classes.join(' ') }, el('time', { textContent: timeFormat.format(line.time), dateTime: line.time.toISOString() }), body);
+  let node;
+  if (line.tags['chorus/event']) node = el('div', { className: 'line' }, timeNode(line), card(line));
+  else {
+    const classes = ['line', line.command === 'NOTICE' ? 'notice' : '', line.self ? 'self' : '', line.info ? 'info' : '',
+      line.pending ? 'pending' : ''].filter(Boolean);
+    const action = /^\x01ACTION (.*)\x01?$/.exec(line.text);
+    const body = el('div', {}, line.nick ? el('span', { className: 'nick', textContent: action ? `* ${line.nick}` : line.nick }) : null,
+      rich(action ? action[1].replace(/\x01$/, '') : line.text), line.pending ? pendingNote(line) : null);
+    node = el('div', { className: classes.join(' ') }, timeNode(line), body);
+  }
   if (line.id) node.dataset.id = line.id;
+  line.node = node;
   return node;
 }
 
-function current() { return state.current || conversation(state.bot); }
+function pendingNote(line) {
+  if (line.pending !== 'unsure') return el('span', { className: 'state', textContent: isOpen() ? ' · sending…' : ' · waiting for the connection' });
+  const again = el('button', { type: 'button', className: 'link', textContent: 'Send again' });
+  again.onclick = () => {
+    const entry = state.pending.find((e) => e.line === line);
+    if (entry && canSendTo(conversation(entry.target))) { transmit(entry); redraw(conversation(entry.target), line); }
+  };
+  return el('span', { className: 'state' }, ' · the connection was cut before Chorus answered: ', again);
+}
+
+function dayNode(date) {
+  const node = el('div', { className: 'day', role: 'separator', textContent: dayName(date) });
+  node.dataset.day = String(dayOf(date));
+  return node;
+}
+
+function current() { return state.current || botConversation(); }
 
 function info(c, text) {
   const line = { id: null, time: new Date(), nick: '', command: 'NOTICE', text, tags: {}, self: false, info: true };
@@ -478,7 +678,10 @@ function info(c, text) {
 
 function appendLine(line, scroll) {
   const log = $('#log');
+  if (!state.current) return;
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40;
+  const days = log.querySelectorAll('.day');
+  if (!days.length || days[days.length - 1].dataset.day !== String(dayOf(line.time))) log.append(dayNode(line.time));
   log.append(lineNode(line));
   if (scroll && (atBottom || line.self)) log.scrollTop = log.scrollHeight;
 }
@@ -488,10 +691,34 @@ function renderLog(toBottom = true) {
   const c = state.current;
   const before = log.scrollHeight - log.scrollTop;
   log.replaceChildren();
-  if (!c) return;
+  if (!c) {
+    // Once logged in: the rooms the account is in are joined right after, and open instead.
+    if (state.registered) log.append(firstSteps());
+    return;
+  }
   if (!c.complete && c.oldest) log.append(el('div', { className: 'older', textContent: 'Scroll up for earlier lines' }));
-  for (const line of c.lines) log.append(lineNode(line));
+  let day = null;
+  for (const line of c.lines) {
+    if (dayOf(line.time) !== day) { day = dayOf(line.time); log.append(dayNode(line.time)); }
+    log.append(lineNode(line));
+  }
   log.scrollTop = toBottom ? log.scrollHeight : log.scrollHeight - before;
+}
+
+/// What a person sees before they are in any room: what to do first.
+function firstSteps() {
+  const name = el('input', { id: 'first-room', placeholder: '#kitchen', autocapitalize: 'none', spellcheck: false });
+  name.setAttribute('aria-label', 'Room to join or make');
+  const form = el('form', { className: 'join' }, name, el('button', { type: 'submit', textContent: 'Join' }));
+  form.onsubmit = (event) => { event.preventDefault(); joinRoom(name.value); };
+  const help = el('button', { type: 'button', className: 'secondary', textContent: 'Ask Chorus what it can do' });
+  help.onclick = () => { select(botConversation()); post(botConversation(), '!help'); };
+  return el('section', { className: 'first-steps' },
+    el('h2', { textContent: `Welcome${state.account ? ', ' + state.account : ''}` }),
+    el('p', { textContent: 'Each team, household or group is a room: its jobs, chores, requests and time are kept there. Join one by its name, or make it: a new name makes a room that is yours.' }),
+    form,
+    el('p', { textContent: 'Chorus answers commands that start with !, in a room or in private.' }),
+    help);
 }
 
 function renderConversations() {
@@ -506,7 +733,9 @@ function renderConversations() {
     button.onclick = () => select(c);
     const item = el('li', { className: c === state.current ? 'current' : '' }, button);
     item.dataset.name = c.name;
-    (isRoom(c.name) ? rooms : people).append(item);
+    if (c === state.current) button.setAttribute('aria-current', 'true');
+    if (c.key === fold(state.bot)) people.prepend(item);  // Chorus stays first
+    else (isRoom(c.name) ? rooms : people).append(item);
   }
   const badge = $('#menu-unread');
   badge.hidden = unread === 0;
@@ -534,33 +763,66 @@ function select(c) {
   state.current = c;
   c.unread = 0;
   $('#title').textContent = c.name;
-  $('#app').classList.remove('drawer');
+  setDrawer(false);
   renderConversations();
   renderLog();
-  if (!c.lines.length && !c.loading && (c.joined || !isRoom(c.name))) loadHistory(c, 'latest');
+  if (!c.lines.length && !c.loading && isRoom(c.name) && c.joined) loadHistory(c, 'latest');
+  if (!c.lines.length && !c.loading && !isRoom(c.name) && c.key !== fold(state.bot)) loadHistory(c, 'latest');
   markRead(c);
+}
+
+// The drawer of conversations on a narrow screen: out of the Tab order and of screen readers while
+// it is closed.
+const narrow = window.matchMedia('(max-width: 700px)');
+
+function setDrawer(open) {
+  $('#app').classList.toggle('drawer', open);
+  $('#menu').setAttribute('aria-expanded', String(open));
+  $('#sidebar').inert = narrow.matches && !open;
+  if (open) $('#sidebar button, #sidebar input')?.focus();
+}
+
+// ---- Chorus's own conversation, kept on the device ------------------------------------------
+// The server keeps no history of what is said to Chorus in private: the page keeps its last lines.
+
+const botKey = () => `chorus.bot.${fold(state.account)}`;
+
+function keepBotConversation() {
+  const lines = botConversation().lines.filter((line) => !line.pending && !line.info).slice(-60)
+    .map(({ time, nick, command, text, tags, self }) => ({ time, nick, command, text, tags, self }));
+  try { localStorage.setItem(botKey(), JSON.stringify(lines)); } catch { /* storage full: the server's answers still show */ }
+}
+
+function restoreBotConversation() {
+  const c = botConversation();
+  if (c.lines.length) return;
+  try {
+    for (const line of JSON.parse(localStorage.getItem(botKey())) || []) c.lines.push({ ...line, id: null, time: new Date(line.time) });
+  } catch { /* nothing kept */ }
 }
 
 // ---- What the person types ------------------------------------------------------------------
 
 function say(text) {
-  const c = current();
   if (text.startsWith('/')) return slashCommand(text.slice(1));
-  if (text.startsWith('!')) state.lastCommandIn = c;
-  send(`PRIVMSG ${c.name} :${text}`);
+  post(current(), text);
+}
+
+function joinRoom(name) {
+  const room = name.trim().split(' ')[0];
+  if (!room) return;
+  const target = room.startsWith('#') ? room : `#${room}`;
+  const known = state.conversations.get(fold(target));
+  if (known && known.joined) return select(known);
+  state.joining = fold(target);
+  send(`JOIN ${target}`);
 }
 
 function slashCommand(text) {
   const [verb, ...rest] = text.split(' ');
   const args = rest.join(' ');
   switch (verb.toLowerCase()) {
-    case 'join': {
-      const name = args.trim().split(' ')[0];
-      if (!name) return;
-      const room = name.startsWith('#') ? name : `#${name}`;
-      send(`JOIN ${room}`);
-      return;
-    }
+    case 'join': return joinRoom(args);
     case 'part': case 'leave': return send(`PART ${args || current().name}`);
     case 'msg': case 'query': {
       const [nick, ...words] = rest;
@@ -568,10 +830,10 @@ function slashCommand(text) {
       const c = conversation(nick);
       renderConversations();
       select(c);
-      if (words.length) send(`PRIVMSG ${nick} :${words.join(' ')}`);
+      if (words.length) post(c, words.join(' '));
       return;
     }
-    case 'me': return send(`PRIVMSG ${current().name} :\x01ACTION ${args}\x01`);
+    case 'me': return post(current(), `\x01ACTION ${args}\x01`);
     case 'quote': case 'raw': return send(args);
     default: return send(text);  // /away, /whois … as the server knows them
   }
@@ -608,8 +870,11 @@ function showLogin(error) {
 function showApp() {
   $('#welcome').hidden = true;
   $('#app').hidden = false;
-  $('#me').textContent = state.account;
-  if (!state.current) { $('#title').textContent = 'Chorus'; }
+  $('#me').textContent = state.account || state.credentials?.account || '';
+  if (!state.account && state.credentials) state.account = state.credentials.account;
+  restoreBotConversation();
+  renderConversations();
+  if (!state.current) { $('#title').textContent = 'Chorus'; renderLog(); }
 }
 
 function start(mode) {
@@ -627,8 +892,9 @@ function start(mode) {
 
 function logout() {
   const saved = loadSaved();
-  if (saved && saved.tokenId) sendToBot(`!token revoke ${saved.tokenId}`);
+  if (saved && saved.tokenId) send(`PRIVMSG ${state.bot} :!token revoke ${saved.tokenId}`);
   localStorage.removeItem(SAVED);
+  localStorage.removeItem(botKey());
   state.stayOut = true;
   state.credentials = null;
   setTimeout(() => { if (state.socket) state.socket.close(); location.reload(); }, 300);
@@ -663,11 +929,15 @@ async function boot() {
   };
   $('#join-form').onsubmit = (event) => {
     event.preventDefault();
-    const name = $('#join-name').value.trim();
-    if (name) slashCommand(`join ${name}`);
+    joinRoom($('#join-name').value);
     $('#join-name').value = '';
   };
-  $('#menu').onclick = () => $('#app').classList.toggle('drawer');
+  $('#menu').onclick = () => setDrawer(!$('#app').classList.contains('drawer'));
+  document.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && $('#app').classList.contains('drawer')) { setDrawer(false); $('#menu').focus(); }
+  });
+  narrow.addEventListener('change', () => setDrawer(false));
+  setDrawer(false);
   $('#logout').onclick = logout;
   $('#log').addEventListener('scroll', () => {
     const c = state.current;
@@ -681,7 +951,6 @@ async function boot() {
     state.credentials = { account: saved.account, secret: saved.token };
     state.mode = 'login';
     showApp();
-    $('#me').textContent = saved.account;
     connect();
   } else showLogin();
 }
