@@ -346,10 +346,26 @@ extension Bot {
     }
 
     func photo(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!photo <id> <url> [caption]"
+        let usage = "!photo <id> [<url>] [caption]"
         let id = try args.id(usage: usage)
-        let url = try args.word("link", usage: usage)
+        // A link given, or else the photo the asker uploaded last (the web client's camera button,
+        // or any client's draft/FILEHOST upload).
+        let url: String
+        if let word = args.peek, word.contains("://") || (args.words.count == 1 && !word.contains(" ") && word.contains(".")) {
+            url = try args.word("link", usage: usage)
+        } else {
+            url = try uploadedPhoto(inv)
+        }
         return announce(try board.addPhoto(id, url: url, caption: args.rest(), by: inv.account))
+    }
+
+    /// The link of the asker's latest upload, if it is recent.
+    private func uploadedPhoto(_ inv: Invocation) throws -> String {
+        guard let links else { throw UsageError("Give the photo's link: this server has no web side to upload to. Usage: !photo <id> <url> [caption]") }
+        guard let photo = try accounts.latestPhoto(of: inv.account, since: inv.now - Photo.recentUpload) else {
+            throw UsageError("You have uploaded no photo in the last hour: upload one first (the camera button of the web client), or give its link. Usage: !photo <id> [<url>] [caption]")
+        }
+        return links.photo(photo, now: inv.now)
     }
 
     func mine(_ inv: Invocation, _ args: inout Args) throws -> Outcome {

@@ -29,6 +29,11 @@ public struct ReportLinks: Sendable {
         "\(base)/calendar.ics?" + signer.sign([("a", account), ("f", String(feed))], expires: now + CalendarFeed.linkLifetime)
     }
 
+    /// An uploaded photo: the link names it, and lasts as long as the history that shows it.
+    public func photo(_ photo: Photo, now: Date) -> String {
+        "\(base)/photo/\(photo.id).\(photo.kind.fileExtension)?" + signer.sign([("p", String(photo.id))], expires: now + Photo.linkLifetime)
+    }
+
     /// The CSV of `!jobs <arguments>` as `account` typed it in `room` (a key; nil in private).
     func jobs(account: String, room: String?, arguments: String, timeZone: String, now: Date) -> String {
         let query = signer.sign([("a", account), ("r", room ?? ""), ("q", arguments), ("tz", timeZone)], expires: now + Self.lifetime)

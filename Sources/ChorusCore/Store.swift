@@ -86,6 +86,13 @@ public protocol Store: Sendable {
     /// False when `account` has no feed `id`.
     func deleteCalendarFeed(_ id: Int64, of account: String) throws -> Bool
 
+    // Uploaded pictures (`Photo`), found by their id.
+    func insertPhoto(_ photo: Photo) throws -> Photo
+    func photo(_ id: Int64) throws -> Photo?
+    /// The account's latest upload since `time` (without its bytes), for `!photo <job>`.
+    func latestPhoto(of account: String, since time: Date) throws -> Photo?
+    func photosUploaded(by account: String, since time: Date) throws -> Int
+
     // What each account has seen (keys: `Account.key`)
     /// When the account's last connection ended; nil if none has.
     func lastSeen(of account: String) throws -> Date?

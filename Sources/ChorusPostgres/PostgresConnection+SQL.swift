@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusSQL
+import Foundation
 import PostgresNIO
 
 /// The shared queries (ChorusSQL) on a PostgreSQL link.
@@ -83,6 +84,7 @@ extension PostgresLink: SQLConnection {
             case .integer(let n): return n
             case .text(let s): return s
             case .bool(let b): return b
+            case .bytes(let d): return d
             }
         }
     }
@@ -96,6 +98,7 @@ struct PostgresSQLRow: SQLRow {
     func string(_ column: String) throws -> String? { try row[column].decode(String?.self) }
     func bool(_ column: String) throws -> Bool? { try row[column].decode(Bool?.self) }
     func double(_ column: String) throws -> Double? { try row[column].decode(Double?.self) }
+    func bytes(_ column: String) throws -> Data? { try row[column].decode(Data?.self) }
 }
 
 extension PostgresStore: SQLDatabase {

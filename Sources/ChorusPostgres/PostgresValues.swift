@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 import PostgresNIO
 import ChorusSQL
 
@@ -11,6 +12,7 @@ extension String: PostgresBindable { func bind(to binds: inout PostgresBindings)
 extension Int: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(Int64(self)) } }
 extension Int64: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(self) } }
 extension Bool: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(self) } }
+extension Data: PostgresBindable { func bind(to binds: inout PostgresBindings) { binds.append(ByteBuffer(bytes: self)) } }
 extension Optional: PostgresBindable where Wrapped: PostgresBindable {
     func bind(to binds: inout PostgresBindings) {
         if let value = self { value.bind(to: &binds) } else { binds.appendNull() }

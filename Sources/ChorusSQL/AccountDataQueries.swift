@@ -76,6 +76,7 @@ extension SQLRoomStore {
             ("account_settings", "time_zone", "account = ?", [key]),
             ("account_tokens", "id, label, created_at, last_used_at", "account = ?", [key]),
             ("calendar_feeds", "id, room, created_at", "account = ?", [key]),
+            ("photos", "id, kind, created_at", "account = ?", [key]),
             ("account_presence", "last_seen", "account_key = ?", [key]),
             ("memberships", "room, role, voiced, since, away_until", "account = ?", [key]),
             ("read_markers", "target, at", "account_key = ?", [key]),

@@ -60,5 +60,17 @@ extension Migrations {
             );
             CREATE INDEX webhook_attempts_hook ON webhook_attempts(hook, id)
             """),
+        // Uploaded pictures (`Photo`), metadata taken out: in the store, so every process serves
+        // them and a backup holds them.
+        Migration(26, "v26: photos", both: """
+            CREATE TABLE photos (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              account TEXT NOT NULL,
+              kind TEXT NOT NULL,
+              bytes BLOB NOT NULL,
+              created_at INTEGER NOT NULL
+            );
+            CREATE INDEX photos_account ON photos(account, created_at)
+            """),
     ]
 }

@@ -12,6 +12,7 @@ public enum SQLValue: Sendable, Equatable {
     case integer(Int64)
     case text(String)
     case bool(Bool)
+    case bytes(Data)
 }
 
 /// What may be bound: the few kinds the store writes.
@@ -23,6 +24,7 @@ extension Int64: SQLBindable { public var sqlValue: SQLValue { .integer(self) } 
 extension Int: SQLBindable { public var sqlValue: SQLValue { .integer(Int64(self)) } }
 extension String: SQLBindable { public var sqlValue: SQLValue { .text(self) } }
 extension Bool: SQLBindable { public var sqlValue: SQLValue { .bool(self) } }
+extension Data: SQLBindable { public var sqlValue: SQLValue { .bytes(self) } }
 extension Optional: SQLBindable where Wrapped: SQLBindable {
     public var sqlValue: SQLValue { self?.sqlValue ?? .null }
 }
@@ -33,6 +35,7 @@ public protocol SQLRow {
     func string(_ column: String) throws -> String?
     func bool(_ column: String) throws -> Bool?
     func double(_ column: String) throws -> Double?
+    func bytes(_ column: String) throws -> Data?
 }
 
 public struct SQLReadError: Error, CustomStringConvertible {

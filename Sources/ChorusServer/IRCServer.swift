@@ -205,7 +205,11 @@ public final class IRCServer: @unchecked Sendable {
         if let base = config.webURL ?? webAddress.map({ "https://\(config.serverName):\($0.port ?? 8443)" }) {
             reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try linkKey()))
         }
-        try loop.submit { self.listening = true }.wait()
+        try loop.submit {
+            // Clients upload pictures to the web side (`draft/FILEHOST`), once its address is known.
+            self.welcome = Welcome(config: self.config, createdAt: self.welcome.createdAt, fileHost: self.fileHost)
+            self.listening = true
+        }.wait()
         let tick = TimeAmount.milliseconds(Int64(min(5.0, config.pingTimeout / 4, config.registrationTimeout / 4) * 1000))
         maintenance = loop.scheduleRepeatedTask(initialDelay: tick, delay: tick) { [weak self] _ in
             self?.checkLiveness()

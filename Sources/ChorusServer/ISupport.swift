@@ -2,7 +2,8 @@ import ChorusIRC
 
 /// RPL_ISUPPORT (005) tokens: what clients may assume about this server.
 enum ISupport {
-    static func tokens(_ config: ServerConfig) -> [String] {
+    /// `fileHost`: where clients upload pictures (`draft/FILEHOST`), when there is a web side.
+    static func tokens(_ config: ServerConfig, fileHost: String? = nil) -> [String] {
         [
             "AWAYLEN=\(Limits.awayLength)",
             "BOT=B",
@@ -28,6 +29,6 @@ enum ISupport {
             "USERLEN=10",
             "UTF8ONLY",
             "WHOX",
-        ]
+        ] + (fileHost.map { ["draft/FILEHOST=\($0)"] } ?? [])
     }
 }

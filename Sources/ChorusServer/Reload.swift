@@ -62,7 +62,7 @@ extension IRCServer {
         // What runs keeps its settings until the restart, so that it stays consistent.
         for setting in Self.restartOnly { setting.keep(&next, old) }
         config = next
-        welcome = Welcome(config: next, createdAt: welcome.createdAt)
+        welcome = Welcome(config: next, createdAt: welcome.createdAt, fileHost: fileHost)
         if old.certificatePath != next.certificatePath || old.keyPath != next.keyPath || CertificateStamp(next) != certificateStamp {
             reloadCertificate(because: "the configuration was reloaded")
         }

@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusSQL
+import Foundation
 import GRDB
 
 /// The shared queries (ChorusSQL) on GRDB's SQLite: statements from the connection's cache.
@@ -50,6 +51,7 @@ struct SQLiteConnection: SQLConnection {
             case .integer(let n): n
             case .text(let s): s
             case .bool(let b): b
+            case .bytes(let d): d
             }
         })
     }
@@ -91,6 +93,14 @@ struct SQLiteRow: SQLRow {
     }
 
     func bool(_ column: String) throws -> Bool? { try int64(column).map { $0 != 0 } }
+
+    func bytes(_ column: String) throws -> Data? {
+        switch value(column) {
+        case nil: return nil
+        case let data as Data: return data
+        case let other?: throw SQLReadError(description: "column \(column) is not a blob: \(type(of: other))")
+        }
+    }
 
     func double(_ column: String) throws -> Double? {
         switch value(column) {

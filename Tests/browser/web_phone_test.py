@@ -12,6 +12,7 @@ reload, both themes' buttons are readable, and a device that cannot keep its log
 
 Usage: Tests/browser/web_phone_test.py [path/to/chorusd] [screenshot.png]
 """
+import os
 import re
 import sys
 import threading
@@ -26,6 +27,8 @@ from harness import WAIT, IRCClient, Results, Server, phone_browser, report_fail
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-phone.png"
+# A phone's photo: EXIF with the camera and a GPS position, and a comment naming the place.
+PHOTO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "photos", "gps.jpg"))
 
 # WCAG's contrast ratio between an element's text and the first opaque background behind it.
 CONTRAST = """
@@ -240,6 +243,22 @@ def main():
             low = [r for r in driver.execute_script(CONTRAST, selectors) if r[1] < 4.5]
             check(f"W12 every button and label reads at 4.5:1 or more in the {scheme} theme", not low, low)
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+
+        # A photo taken for a job: uploaded with the device's token, on the job as its link, shown,
+        # and served without where it was taken.
+        driver.find_element(By.CSS_SELECTOR, ".card button[data-command^='!photo']").click()
+        driver.find_element(By.ID, "photo-file").send_keys(PHOTO)
+        shown = soon(wait, lambda d: d.execute_script(
+            "const i = document.querySelector(\".card[data-event='job.photo'] img.photo\"); return i && i.complete && i.naturalWidth ? i.naturalWidth : null"))
+        check("a photo chosen on a job's card is uploaded, put on the job and shown", shown == 48, shown)
+        kept = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const src = document.querySelector(".card[data-event='job.photo'] img.photo").src;
+            fetch(src).then((r) => r.arrayBuffer()).then((b) => done(String.fromCharCode(...new Uint8Array(b))));
+        """) if shown else ""
+        check("the photo comes back without its location, camera or comment",
+              kept.startswith("\xff\xd8") and not any(s in kept for s in ["Exif", "PhoneMaker", "taken at home"]), kept[:40])
+        check("the room hears the photo on the job", sam.wait_for(lambda l: "chorus/event=job.photo" in l and "/photo/" in l))
 
         # W9: a device that cannot get a token (the account has its 20) says so, not silently later.
         bot = IRCClient(server.plain, "patbot", "pat-password-1", register=False, account="pat")

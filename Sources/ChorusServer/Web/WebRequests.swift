@@ -1,3 +1,4 @@
+import ChorusCore
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -15,6 +16,13 @@ struct WebResponse {
     static func text(_ status: HTTPResponseStatus, _ text: String, closes: Bool = false) -> WebResponse {
         var response = WebResponse(status: status, body: ByteBuffer(string: text + "\n"), closes: closes)
         response.headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+        return response
+    }
+
+    /// This response, and then the connection closes.
+    func closing() -> WebResponse {
+        var response = self
+        response.closes = true
         return response
     }
 }
@@ -37,6 +45,28 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
     static let maxTarget = 2048
     /// Only the API reads a body (a command); one longer than this is refused (413) rather than drained.
     static let maxBody = 16 * 1024
+    /// A photo's upload: the picture, and a form's headers around it.
+    static let photoPath = "/api/v1/photos"
+    static let maxPhotoBody = Photo.maxBytes + 16 * 1024
+
+    /// A photo's upload without the shape of a token, or saying it is larger than may be sent, is
+    /// answered at once: its megabytes are never read.
+    static func refusedBeforeItsBody(_ request: HTTPRequestHead) -> APIError? {
+        guard maxBody(for: request) > maxBody else { return nil }
+        let authorization = request.headers.first(name: "Authorization")?.lowercased() ?? ""
+        guard authorization.hasPrefix("bearer " + AccountToken.prefix) else {
+            return .unauthorized("Send a token: Authorization: Bearer chorus-… (!token new makes one).")
+        }
+        if let length = request.headers.first(name: "Content-Length").flatMap(Int.init), length > maxBody(for: request) {
+            return APIError(.payloadTooLarge, "INVALID_PARAMS", "A photo is at most \(Photo.maxBytes / 1024 / 1024) MiB.")
+        }
+        return nil
+    }
+
+    /// The largest body the request's address reads.
+    static func maxBody(for request: HTTPRequestHead) -> Int {
+        request.method == .POST && path(of: request.uri) == photoPath ? maxPhotoBody : maxBody
+    }
     /// A connection that sends no whole request for this long is closed.
     static let idleTimeout = TimeAmount.seconds(30)
 
@@ -103,15 +133,20 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
             if request.uri.utf8.count > Self.maxTarget {
                 head = nil
                 respond(.text(.uriTooLong, "That address is too long.", closes: true), keepAlive: false, context: context)
+            } else if let refusal = Self.refusedBeforeItsBody(request) {
+                // A large body is read only for someone who may send it.
+                head = nil
+                respond(server.api.errorResponse(refusal).closing(), keepAlive: false, context: context)
             }
         case .body(let part):
             guard head != nil else { return }
             var part = part
             bodyBytes += part.readableBytes
-            if bodyBytes > Self.maxBody {
+            if let request = head, bodyBytes > Self.maxBody(for: request) {
                 head = nil
                 body = nil
-                respond(.text(.payloadTooLarge, "A body here is at most \(Self.maxBody / 1024) KiB.", closes: true), keepAlive: false, context: context)
+                respond(.text(.payloadTooLarge, "A body here is at most \(Self.maxBody(for: request) / 1024) KiB.", closes: true),
+                        keepAlive: false, context: context)
             } else if body == nil {
                 body = part
             } else {

@@ -8,6 +8,7 @@ extension IRCServer {
     func webResponse(to request: HTTPRequestHead, body: ByteBuffer?, from peer: SocketAddress?) -> EventLoopFuture<WebResponse> {
         let path = WebRequests.path(of: request.uri)
         if path.hasPrefix("/api/") { return api.respond(to: request, body: body) }
+        if path.hasPrefix("/photo/") { return photoResponse(to: request, path: path) }
         switch path {
         case "/health":
             return loop.makeSucceededFuture(.text(.ok, "alive"))

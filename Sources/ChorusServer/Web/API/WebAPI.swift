@@ -68,6 +68,7 @@ final class WebAPI {
         case (.GET, "/api/v1/time/report"), (.HEAD, "/api/v1/time/report"): route = timeReport
         case (.GET, "/api/v1/time"), (.HEAD, "/api/v1/time"): route = time
         case (.GET, "/api/v1/agenda"), (.HEAD, "/api/v1/agenda"): route = agenda
+        case (.POST, "/api/v1/photos"): route = uploadPhoto
         case (.GET, _) where path.hasPrefix("/api/v1/contractors/"), (.HEAD, _) where path.hasPrefix("/api/v1/contractors/"):
             let name = String(path.dropFirst("/api/v1/contractors/".count)).removingPercentEncoding ?? ""
             guard !name.isEmpty else { return fail(APIError(.notFound, "NOT_FOUND", "A contractor is named by account: /api/v1/contractors/bob.")) }
@@ -85,8 +86,8 @@ final class WebAPI {
         case (_, "/api/v1/me"), (_, "/api/v1/events"), (_, "/api/v1/jobs"), (_, "/api/v1/chores"), (_, "/api/v1/lists"),
              (_, "/api/v1/requests"), (_, "/api/v1/time/report"), (_, "/api/v1/time"), (_, "/api/v1/agenda"):
             return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) is read with GET."))
-        case (_, "/api/v1/commands"):
-            return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "/api/v1/commands takes a POST."))
+        case (_, "/api/v1/commands"), (_, "/api/v1/photos"):
+            return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) takes a POST."))
         default:
             return fail(APIError(.notFound, "NOT_FOUND", "There is no \(path.prefix(200)) in the API: API.md lists it."))
         }

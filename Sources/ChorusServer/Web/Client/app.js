@@ -73,6 +73,7 @@ const state = {
   nextLabel: 1,
   pending: [],              // lines typed and not yet confirmed by the server (kept across a cut)
   joining: null,            // the room asked for with /join or the drawer: opened once joined
+  photoFor: null,           // where a photo being chosen goes: {conversation, command}
   answerTo: null,           // while a labeled answer is read: the conversation its command came from
   retry: 0,
   retryTimer: null,
@@ -527,7 +528,10 @@ function actionsFor(line) {
     const job = state.jobs.get(t['chorus/job']) || {};
     if (job.assignee && fold(job.assignee) === me) {
       if (job.status === 'created' || job.status === 'assigned') actions.push(['Start', `!start ${t['chorus/job']}`]);
-      if (['created', 'assigned', 'in-progress'].includes(job.status)) actions.push(['Done', `!done ${t['chorus/job']}`]);
+      if (['created', 'assigned', 'in-progress'].includes(job.status)) {
+        actions.push(['Done', `!done ${t['chorus/job']}`]);
+        actions.push(['Photo', `!photo ${t['chorus/job']}`]);
+      }
     }
   } else if (t['chorus/chore'] && /^turn\.(started|due|overdue|swapped)$/.test(event)) {
     // Only the chore's latest turn, and only while it is still the viewer's.
@@ -576,7 +580,7 @@ function card(line) {
   for (const [label, command] of actionsFor(line)) {
     const button = el('button', { type: 'button', textContent: label });
     button.dataset.command = command;
-    button.onclick = () => { button.disabled = true; post(current(), command); };
+    button.onclick = label === 'Photo' ? () => pickPhoto(command) : () => { button.disabled = true; post(current(), command); };
     buttons.append(button);
   }
   if (buttons.childElementCount) node.append(buttons);
@@ -599,6 +603,13 @@ function rich(text) {
       if (parsed.pathname.startsWith('/report.')) {
         url = location.origin + parsed.pathname + parsed.search;
         label = parsed.pathname === '/report.csv' ? 'CSV' : 'Chart';
+      }
+      if (parsed.pathname.startsWith('/photo/') && parsed.origin !== location.origin) {
+        url = location.origin + parsed.pathname + parsed.search;
+      }
+      if (parsed.pathname.startsWith('/photo/')) {
+        span.append(el('img', { className: 'photo', src: url, alt: 'Photo', loading: 'lazy' }));
+        label = 'Photo';
       }
       if (parsed.pathname === '/report.svg') {
         // At its own size, scrolled sideways on a narrow screen: shrunk to a phone it cannot be read.
@@ -674,6 +685,7 @@ function info(c, text) {
   const line = { id: null, time: new Date(), nick: '', command: 'NOTICE', text, tags: {}, self: false, info: true };
   c.lines.push(line);
   if (c === state.current) appendLine(line, true);
+  return line;
 }
 
 function appendLine(line, scroll) {
@@ -852,6 +864,32 @@ function suggest() {
   }));
 }
 
+// ---- Photos: taken or chosen, uploaded with the device's token, then said as a link -----------
+
+/// `command`: the `!photo <job>` the picture is for, or nothing for a photo in the conversation.
+function pickPhoto(command = null) {
+  state.photoFor = { conversation: current(), command };
+  $('#photo-file').value = '';
+  $('#photo-file').click();
+}
+
+async function uploadPhoto(file) {
+  const { conversation: c, command } = state.photoFor || { conversation: current(), command: null };
+  state.photoFor = null;
+  const saved = loadSaved();
+  if (!saved || !saved.token) return info(c, 'This device has no token to upload with: log out and in again.');
+  const note = info(c, `Uploading ${file.name || 'the photo'}…`);
+  try {
+    const answer = await fetch('/api/v1/photos', { method: 'POST', headers: { Authorization: `Bearer ${saved.token}`, 'Content-Type': file.type || 'application/octet-stream' }, body: file });
+    const json = await answer.json().catch(() => ({}));
+    removeLine(c, note);
+    if (answer.status !== 201) return info(c, json.message || `The photo could not be uploaded (${answer.status}).`);
+    post(c, command ? `${command} ${json.url}` : json.url);
+  } catch {
+    info(c, 'The photo could not be uploaded: the connection failed. Try again when you are back online.');
+  }
+}
+
 // ---- Screens --------------------------------------------------------------------------------
 
 function loadSaved() {
@@ -922,6 +960,8 @@ async function boot() {
     say(text);
   };
   $('#line').oninput = suggest;
+  $('#photo-button').onclick = () => pickPhoto();
+  $('#photo-file').onchange = () => { const file = $('#photo-file').files[0]; if (file) uploadPhoto(file); };
   $('#line').onkeydown = (event) => {
     if (event.key !== 'Tab') return;
     const first = $('#suggestions button');
