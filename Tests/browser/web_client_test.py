@@ -70,7 +70,7 @@ def main():
         check("pressing Done sends !done and TCP gets job.status", status and "chorus/status=completed" in status, status)
         wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".card[data-event='job.status']")) == 1)
         check("a done job's cards offer nothing more",
-              not driver.find_elements(By.CSS_SELECTOR, ".card[data-job='1'] button"))
+              not driver.find_elements(By.CSS_SELECTOR, ".card[data-job='1'] .buttons button"))
 
         line.send_keys("!track add work 1:00-2:30 yesterday\n")
         line.send_keys("!report yesterday\n")

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""The Jobs view of the web client, at a phone's size and a desktop's, beside a teammate on TCP.
+
+pat makes a job with the form, adds a task and ticks it, sees sam's comment arrive, starts and
+finishes the job from its page, and finds it under Done; a job's card in the chat opens its page.
+Every change is a !command the room hears, which sam (an IRC client) checks.
+
+Usage: Tests/browser/web_jobs_test.py [path/to/chorusd] [screenshot.png]
+"""
+import sys
+
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ready
+from selenium.webdriver.support.ui import WebDriverWait
+
+from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure
+
+CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
+SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-jobs.png"
+
+
+def soon(wait, condition):
+    try:
+        return wait.until(condition)
+    except TimeoutException:
+        return None
+
+
+def click_fresh(driver, wait, selector):
+    """Clicks what the selector finds once the view has settled (it is drawn again on each change)."""
+    for _ in range(5):
+        try:
+            wait.until(ready.element_to_be_clickable((By.CSS_SELECTOR, selector))).click()
+            return True
+        except StaleElementReferenceException:
+            continue
+    return False
+
+
+def view_text(driver):
+    return driver.find_element(By.ID, "jobs-view").get_attribute("textContent")
+
+
+def walk(results, server, width, height, room, sam_nick):
+    check = results.check
+    driver = phone_browser(width, height)
+    try:
+        wait = WebDriverWait(driver, WAIT)
+        driver.get(f"https://127.0.0.1:{server.web}/")
+        wait.until(ready.visibility_of_element_located((By.ID, "account")))
+        driver.find_element(By.ID, "register-button").click()
+        me = f"pat{width}"
+        driver.find_element(By.ID, "account").send_keys(me)
+        driver.find_element(By.ID, "password").send_keys("pat-password-1")
+        driver.find_element(By.ID, "register-button").click()
+        wait.until(lambda d: d.find_elements(By.ID, "first-room"))
+        driver.find_element(By.ID, "first-room").send_keys(room + "\n")
+        wait.until(lambda d: d.find_element(By.ID, "title").text == room)
+        sam = IRCClient(server.plain, sam_nick, "sam-password-1")
+        line = driver.find_element(By.ID, "line")
+        line.send_keys(f"!room add {sam_nick}\n")
+        sam.send(f"JOIN {room}")
+        sam.wait_for(lambda l: " 366 " in l)
+        size = f"at {width}px"
+
+        driver.find_element(By.ID, "tab-jobs").click()
+        check(f"{size}: a room without jobs says how to make one",
+              soon(wait, lambda d: "No open jobs" in view_text(d) and "New job" in view_text(d)), view_text(driver))
+
+        # The form makes the job as !job add would.
+        driver.find_element(By.CSS_SELECTOR, "#jobs-view .chips .new").click()
+        form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#jobs-view form.job-form"))
+        fields = form.find_elements(By.CSS_SELECTOR, "input")
+        fields[0].send_keys("Paint the fence")
+        fields[1].send_keys("me")
+        driver.execute_script("arguments[0].value = '2030-05-01T10:00'", fields[2])
+        fields[3].send_keys("two coats")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        created = sam.wait_for(lambda l: "chorus/event=job.created" in l)
+        check(f"{size}: the form's job reaches the room with its assignee and due time",
+              created and f"chorus/assignee={me}" in created and "chorus/due=2030-05-01" in created, created)
+        job = created.split("chorus/job=")[1].split(";")[0] if created else "0"
+        row = soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#jobs-view .jobs-list button[data-job='{job}']"))
+        check(f"{size}: the new job is listed with who and when",
+              row and "Paint the fence" in row[0].text and f"→ {me}" in row[0].text and "1 May" in row[0].text.replace("May 1", "1 May"),
+              row and row[0].text)
+
+        # Its page: a task added and ticked, a teammate's comment arriving by itself.
+        row[0].click()
+        wait.until(lambda d: f"Job {job}: Paint the fence" in view_text(d))
+        task = driver.find_element(By.CSS_SELECTOR, "#jobs-view form.add-task input")
+        task.send_keys("buy paint\n")
+        shown = soon(wait, lambda d: "buy paint" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#jobs-view ul.tasks input[type=checkbox]"))
+        check(f"{size}: a task added on the page shows there", shown, view_text(driver)[:300])
+        click_fresh(driver, wait, "#jobs-view ul.tasks input[type=checkbox]")
+        ticked = sam.wait_for(lambda l: "chorus/event=task.done" in l)
+        check(f"{size}: ticking the task is !task done, heard by the room", ticked and "chorus/progress=1/1" in ticked, ticked)
+        check(f"{size}: the ticked task stays ticked", soon(wait, lambda d: d.execute_script(
+            "const b = document.querySelector('#jobs-view ul.tasks input'); return b && b.checked && b.disabled")))
+        sam.send(f"PRIVMSG {room} :!comment {job} looks good")
+        check(f"{size}: a teammate's comment appears on the open page by itself",
+              soon(wait, lambda d: "looks good" in view_text(d)), view_text(driver)[:400])
+
+        # Start and Done from the page; the job moves from Open to Done.
+        click_fresh(driver, wait, f"#jobs-view button[data-command='!start {job}']")
+        check(f"{size}: Start starts it", soon(wait, lambda d: "in-progress" in view_text(d)))
+        click_fresh(driver, wait, f"#jobs-view button[data-command='!done {job}']")
+        check(f"{size}: Done completes it, and it can be reopened",
+              soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#jobs-view button[data-command='!reopen {job}']")))
+        click_fresh(driver, wait, "#jobs-view > button.link")
+        check(f"{size}: the Open list no longer has it", soon(wait, lambda d: "No open jobs" in view_text(d)))
+        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#jobs-view .chips button") if b.text == "Done").click()
+        check(f"{size}: the Done list has it", soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#jobs-view .jobs-list button[data-job='{job}']")))
+
+        # The chat stays the home: a job's card opens its page.
+        driver.find_element(By.ID, "tab-chat").click()
+        wait.until(lambda d: d.find_element(By.ID, "log").is_displayed())
+        driver.find_element(By.CSS_SELECTOR, f"#log .card[data-job='{job}'] .open-job").click()
+        check(f"{size}: a job's card in the chat opens its page",
+              soon(wait, lambda d: d.find_element(By.ID, "tab-jobs").get_attribute("aria-selected") == "true"
+                   and f"Job {job}: Paint the fence" in view_text(d)))
+        width_now = driver.execute_script("return document.documentElement.scrollWidth")
+        check(f"{size}: nothing is wider than the screen", width_now <= width, width_now)
+        driver.save_screenshot(SCREENSHOT.replace(".png", f"-{width}.png"))
+        sam.close()
+    except Exception as error:
+        report_failure(results, driver, error, SCREENSHOT)
+    finally:
+        driver.quit()
+
+
+def main():
+    results = Results()
+    server = Server(CHORUSD, prefix="chorus-jobs-")
+    try:
+        walk(results, server, 375, 800, "#shed", "sam")
+        walk(results, server, 1280, 800, "#office", "kim")
+    finally:
+        server.finish(show_log=results.failed > 0)
+    return results.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
