@@ -93,6 +93,8 @@ let package = Package(
                 .embedInCode("Web/Client/app.js"),
                 .embedInCode("Web/Client/app.css"),
                 .embedInCode("Web/Client/icon.svg"),
+                .embedInCode("Web/Client/sw.js"),
+                .embedInCode("Web/Client/manifest.webmanifest"),
             ]
         ),
         .executableTarget(

@@ -8,7 +8,9 @@ conversation its command was typed in, completion lists each command once, repor
 chart read right on a narrow screen, cards name events in words, days are told apart, a chore's
 Done leaves its passed turns after a reload, lines said while the page joins land in order, a line
 typed while the server is away is sent once when it is back, Chorus's conversation is kept across a
-reload, both themes' buttons are readable, and a device that cannot keep its login says so.
+reload, both themes' buttons are readable, a photo taken for a job loses its location, the app
+installs and opens on its last known state with the server out of reach, and a device that cannot
+keep its login says so.
 
 Usage: Tests/browser/web_phone_test.py [path/to/chorusd] [screenshot.png]
 """
@@ -259,6 +261,30 @@ def main():
         check("the photo comes back without its location, camera or comment",
               kept.startswith("\xff\xd8") and not any(s in kept for s in ["Exif", "PhoneMaker", "taken at home"]), kept[:40])
         check("the room hears the photo on the job", sam.wait_for(lambda l: "chorus/event=job.photo" in l and "/photo/" in l))
+
+        # Installable: a manifest, and a service worker that keeps the page, so that with the server
+        # out of reach the app still opens, showing what it last knew.
+        manifest = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            fetch(document.querySelector('link[rel=manifest]').href).then((r) => r.json()).then(done, () => done(null));
+        """)
+        check("the web app manifest names the app, opens standalone and has an icon",
+              manifest and manifest.get("name") == "Chorus" and manifest.get("display") == "standalone" and manifest.get("icons"), manifest)
+        worker = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            navigator.serviceWorker.ready.then((r) => done(r.active ? r.active.state : null), () => done(null));
+            setTimeout(() => done('timeout'), 10000);
+        """)
+        check("a service worker keeps the page's files", worker == "activated", worker)
+        sam.close()
+        server.stop()
+        driver.refresh()
+        offline = soon(wait, lambda d: d.find_element(By.ID, "title").text == "#kitchen" and "after the return" in log_text(d))
+        check("with the server out of reach, a reload opens the app on its last known lines", offline,
+              driver.find_element(By.ID, "title").text + " | " + log_text(driver)[-200:])
+        server.start()
+        check("and it comes back by itself when the server does",
+              soon(WebDriverWait(driver, 40), lambda d: d.find_element(By.ID, "status").text == ""))
 
         # W9: a device that cannot get a token (the account has its 20) says so, not silently later.
         bot = IRCClient(server.plain, "patbot", "pat-password-1", register=False, account="pat")

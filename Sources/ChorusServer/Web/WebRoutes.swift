@@ -123,6 +123,8 @@ struct WebClientFiles {
         "/app.js": .init(PackageResources.app_js, "text/javascript; charset=utf-8"),
         "/app.css": .init(PackageResources.app_css, "text/css; charset=utf-8"),
         "/icon.svg": .init(PackageResources.icon_svg, "image/svg+xml"),
+        "/sw.js": .init(PackageResources.sw_js, "text/javascript; charset=utf-8"),
+        "/manifest.webmanifest": .init(PackageResources.manifest_webmanifest, "application/manifest+json"),
     ]
 
     static func file(at path: Substring) -> WebClientFiles? {

@@ -74,6 +74,7 @@ const state = {
   pending: [],              // lines typed and not yet confirmed by the server (kept across a cut)
   joining: null,            // the room asked for with /join or the drawer: opened once joined
   photoFor: null,           // where a photo being chosen goes: {conversation, command}
+  restored: false,          // the device's last known state was read
   answerTo: null,           // while a labeled answer is read: the conversation its command came from
   retry: 0,
   retryTimer: null,
@@ -203,6 +204,7 @@ const handlers = {
   },
   FAIL: (m) => {
     if (m.params[0] === 'REGISTER') loginFailed(m.params.at(-1));
+    else if (m.params[0] === 'CHATHISTORY') historyRefused();
     else info(state.answerTo || current(), m.params.at(-1));
   },
   // The server closes the connection (shutting down, a timeout): the socket's close retries.
@@ -228,6 +230,9 @@ const handlers = {
     }
     send(`CHATHISTORY TARGETS timestamp=${new Date(Date.now() + 60000).toISOString()} timestamp=1970-01-01T00:00:00.000Z 100`);
   },
+  // The rooms the account is in are joined right after the MOTD.
+  376: () => setTimeout(dropRoomsNotJoined, 3000),
+  422: () => setTimeout(dropRoomsNotJoined, 3000),
   433: (m) => {
     if (!state.registered) send(`NICK ${state.credentials.account}_${Math.floor(Math.random() * 1000)}`);
   },
@@ -236,6 +241,7 @@ const handlers = {
     const room = conversation(m.params[0]);
     if (fold(m.nick) !== fold(state.me)) return;
     room.joined = true;
+    room.restored = false;
     renderConversations();
     if (!state.current || state.joining === room.key) { state.joining = null; select(room); }
     loadHistory(room, room.newest ? 'after' : 'latest');
@@ -302,7 +308,7 @@ function message(m) {
   if (c !== state.current && !line.self) c.unread += 1;
   renderConversations();
   if (c === state.current) { appendLine(line, true); markRead(c); }
-  if (c.key === fold(state.bot)) keepBotConversation();
+  keepState();
   if (line.tags['chorus/job']) jobChanged(line.tags['chorus/room'] || c.name);
 }
 
@@ -383,6 +389,14 @@ function batchEnded(batch) {
   if (c === state.current) markRead(c);
   renderConversations();
   if (c === state.current) renderLog(how !== 'before');
+}
+
+/// A history request refused (a kept line the server no longer has): each conversation that was
+/// catching up reads its latest lines instead.
+function historyRefused() {
+  for (const c of state.conversations.values()) {
+    if (c.loading && c.pending === 'after') { c.loading = false; loadHistory(c, 'latest'); }
+  }
 }
 
 function inTimeOrder(c) {
@@ -808,23 +822,44 @@ function setDrawer(open) {
   if (open) $('#sidebar button, #sidebar input')?.focus();
 }
 
-// ---- Chorus's own conversation, kept on the device ------------------------------------------
-// The server keeps no history of what is said to Chorus in private: the page keeps its last lines.
+// ---- The last known state, kept on the device ----------------------------------------------
+// Each conversation's last lines stay on the device: the app opens with them offline (its files
+// come from the service worker), a reload asks the server only for what is newer, and Chorus's
+// private conversation, of which the server keeps no history, survives.
 
-const botKey = () => `chorus.bot.${fold(state.account)}`;
+const KEPT_LINES = 60;
+const keptKey = () => `chorus.state.${fold(state.account)}`;
+let keepTimer = null;
 
-function keepBotConversation() {
-  const lines = botConversation().lines.filter((line) => !line.pending && !line.info).slice(-60)
-    .map(({ time, nick, command, text, tags, self }) => ({ time, nick, command, text, tags, self }));
-  try { localStorage.setItem(botKey(), JSON.stringify(lines)); } catch { /* storage full: the server's answers still show */ }
+function keepState() {
+  clearTimeout(keepTimer);
+  keepTimer = setTimeout(() => {
+    const conversations = [...state.conversations.values()].slice(0, 40).map((c) => ({
+      name: c.name,
+      lines: c.lines.filter((line) => !line.pending && !line.info).slice(-KEPT_LINES)
+        .map(({ id, time, nick, command, text, tags, self }) => ({ id, time, nick, command, text, tags, self })),
+    }));
+    try { localStorage.setItem(keptKey(), JSON.stringify({ conversations })); } catch { /* storage full: the server has the rest */ }
+  }, 500);
 }
 
-function restoreBotConversation() {
-  const c = botConversation();
-  if (c.lines.length) return;
-  try {
-    for (const line of JSON.parse(localStorage.getItem(botKey())) || []) c.lines.push({ ...line, id: null, time: new Date(line.time) });
-  } catch { /* nothing kept */ }
+function restoreState() {
+  if (state.restored) return;  // once a page load: later logins follow the server
+  state.restored = true;
+  let kept;
+  try { kept = JSON.parse(localStorage.getItem(keptKey())); } catch { return; }
+  for (const saved of kept?.conversations || []) {
+    const c = conversation(saved.name);
+    if (c.lines.length) continue;
+    for (const line of saved.lines) add(c, { ...line, time: new Date(line.time) });
+    // A room is the account's again only when the server joins it to it (dropped after login if not).
+    c.restored = isRoom(c.name);
+  }
+}
+
+/// After login, the kept rooms the server did not join the account to (left on another device).
+function dropRoomsNotJoined() {
+  for (const c of [...state.conversations.values()]) if (c.restored && !c.joined) leave(c.name);
 }
 
 // ---- What the person types ------------------------------------------------------------------
@@ -1112,8 +1147,13 @@ function showApp() {
   $('#app').hidden = false;
   $('#me').textContent = state.account || state.credentials?.account || '';
   if (!state.account && state.credentials) state.account = state.credentials.account;
-  restoreBotConversation();
+  restoreState();
+  botConversation();  // always listed: where Chorus answers
   renderConversations();
+  if (!state.current) {
+    const first = [...state.conversations.values()].find((c) => isRoom(c.name));
+    if (first) select(first);
+  }
   if (!state.current) { $('#title').textContent = 'Chorus'; renderLog(); }
 }
 
@@ -1134,7 +1174,7 @@ function logout() {
   const saved = loadSaved();
   if (saved && saved.tokenId) send(`PRIVMSG ${state.bot} :!token revoke ${saved.tokenId}`);
   localStorage.removeItem(SAVED);
-  localStorage.removeItem(botKey());
+  localStorage.removeItem(keptKey());
   state.stayOut = true;
   state.credentials = null;
   setTimeout(() => { if (state.socket) state.socket.close(); location.reload(); }, 300);
@@ -1188,6 +1228,10 @@ async function boot() {
   });
   document.addEventListener('visibilitychange', () => { if (state.current) markRead(state.current); });
   window.addEventListener('online', () => { if (!state.socket && state.credentials) { state.retry = 0; connect(); } });
+
+  // Installed, the app opens without a network: its files from the service worker, its last
+  // known state from this device.
+  if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});
 
   const saved = loadSaved();
   if (saved && saved.token) {
