@@ -309,7 +309,7 @@ function message(m) {
   renderConversations();
   if (c === state.current) { appendLine(line, true); markRead(c); }
   keepState();
-  if (line.tags['chorus/job']) jobChanged(line.tags['chorus/room'] || c.name);
+  if (line.tags['chorus/job'] || line.tags['chorus/chore'] || line.tags['chorus/list']) jobChanged(line.tags['chorus/room'] || c.name);
 }
 
 function lineOf(m) {
@@ -935,8 +935,9 @@ function showView(view) {
   $('#views').hidden = !room;
   for (const tab of document.querySelectorAll('#views button')) tab.setAttribute('aria-selected', String(tab.dataset.view === views.view));
   $('.chat').classList.toggle('viewing', views.view !== 'chat');
-  $('#jobs-view').hidden = views.view !== 'jobs';
-  if (views.view === 'jobs') renderJobs();
+  $('#room-view').hidden = views.view === 'chat';
+  $('#room-view').setAttribute('aria-labelledby', `tab-${views.view}`);
+  if (views.view !== 'chat') renderJobs();
 }
 
 function openJob(id) {
@@ -947,7 +948,7 @@ function openJob(id) {
 
 /// A change of a job in the room on screen: the view reads it again, once for a burst of events.
 function jobChanged(room) {
-  if (views.view !== 'jobs' || views.form || !state.current || fold(room || '') !== state.current.key) return;
+  if (views.view === 'chat' || views.form || !state.current || fold(room || '') !== state.current.key) return;
   clearTimeout(views.refresh);
   views.refresh = setTimeout(renderJobs, 150);
 }
@@ -963,12 +964,13 @@ function act(text) {
 }
 
 async function renderJobs() {
-  const pane = $('#jobs-view');
+  const pane = $('#room-view');
   const c = state.current;
-  if (!c || views.view !== 'jobs') return;
+  if (!c || views.view === 'chat') return;
   try {
-    const nodes = views.form ? [jobForm()] : views.job ? await jobPage(c, views.job) : await jobList(c);
-    if (state.current !== c || views.view !== 'jobs') return;
+    const view = views.view;
+    const nodes = view === 'chores' ? await choresPage(c) : views.form ? [jobForm()] : views.job ? await jobPage(c, views.job) : await jobList(c);
+    if (state.current !== c || views.view !== view) return;
     const status = el('p', { className: 'view-status', role: 'status', textContent: views.status, hidden: !views.status });
     // What is being typed on the page survives its being drawn again for a teammate's change.
     const typed = [...pane.querySelectorAll('form input:not([type=checkbox])')].map((input) => [input.closest('form').className, input.value]);
@@ -1099,6 +1101,70 @@ function jobForm() {
   };
   setTimeout(() => title.focus(), 0);
   return form;
+}
+
+// ---- The Chores view: whose turn it is, what comes next, and the room's shared lists -----------
+
+async function choresPage(c) {
+  const room = encodeURIComponent(c.name);
+  const [{ chores }, { turns }, { lists }] = await Promise.all([
+    api(`/api/v1/chores?room=${room}`), api(`/api/v1/agenda?days=7&room=${room}`), api(`/api/v1/lists?room=${room}`)]);
+  const me = fold(state.account);
+  const section = (title, ...children) => el('section', { className: 'panel-section' }, el('h3', { textContent: title }), ...children);
+  const button = (label, command, onclick = () => act(command)) => {
+    const b = el('button', { type: 'button', textContent: label, onclick });
+    b.dataset.command = command;
+    return b;
+  };
+
+  const cards = chores.map((chore) => {
+    const mine = chore.turn && fold(chore.turn) === me;
+    const others = chore.rotation.filter((name) => fold(name) !== me);
+    const swap = el('select', {}, el('option', { value: '', textContent: 'Swap with…' }), ...others.map((name) => el('option', { value: name, textContent: name })));
+    swap.setAttribute('aria-label', `Swap ${chore.name} with`);
+    swap.onchange = () => { if (swap.value) act(`!swap ${chore.name} ${swap.value}`); };
+    const node = el('article', { className: 'chore-card' },
+      el('h4', { textContent: chore.name }),
+      el('p', { className: 'turn', textContent: chore.turn ? `${mine ? 'Your' : `${chore.turn}'s`} turn${chore.due ? `, due ${when(chore.due)}` : ''}` : 'Nobody is in its rotation.' }),
+      el('p', { className: 'meta', textContent: `${chore.every} · ${chore.rotation.join(' → ')}` }),
+      el('div', { className: 'buttons' },
+        button('Done', `!done ${chore.name}`), mine ? button('Skip', `!skip ${chore.name}`) : null,
+        chore.rotation.some((name) => fold(name) === me) && others.length ? swap : null));
+    node.dataset.chore = chore.name;
+    if (mine) node.classList.add('mine');
+    return node;
+  });
+
+  const agenda = el('ul', { className: 'agenda' }, ...turns.map((turn) =>
+    el('li', { className: turn.person && fold(turn.person) === me ? 'mine' : '' }, `${when(turn.due)} — ${turn.chore}: ${turn.person}`)));
+
+  const listNodes = lists.map((list) => {
+    const items = el('ul', { className: 'tasks' }, ...list.items.map((item, i) => {
+      const box = el('input', { type: 'checkbox', checked: item.done, disabled: item.done });
+      box.onchange = () => { box.disabled = true; act(`!list ${list.name} done ${i + 1}`); };
+      return el('li', {}, el('label', { className: 'task' }, box, item.text));
+    }));
+    const input = el('input', { placeholder: `Add to ${list.name}`, autocomplete: 'off' });
+    input.setAttribute('aria-label', `Add to ${list.name}`);
+    const form = el('form', { className: `add-item-${list.name}` }, input, el('button', { type: 'submit', textContent: 'Add' }));
+    form.onsubmit = (event) => { event.preventDefault(); if (input.value.trim()) act(`!list ${list.name} add ${input.value.trim()}`); input.value = ''; };
+    return el('article', { className: 'list-card' }, el('h4', { textContent: list.name }), items, form);
+  });
+  const newList = el('input', { placeholder: 'New list: name and first item', autocomplete: 'off' });
+  newList.setAttribute('aria-label', 'A new list');
+  const newListForm = el('form', { className: 'new-list' }, newList, el('button', { type: 'submit', textContent: 'Start' }));
+  newListForm.onsubmit = (event) => {
+    event.preventDefault();
+    const [name, ...item] = newList.value.trim().split(/\s+/);
+    if (name && item.length) act(`!list ${name} add ${item.join(' ')}`);
+    newList.value = '';
+  };
+
+  return [
+    section('Chores', ...(cards.length ? cards : [el('p', { className: 'meta', textContent: `No chores in ${c.name} yet: !chore add dishes every day at 20:00 makes one.` })])),
+    section('Coming up this week', turns.length ? agenda : el('p', { className: 'meta', textContent: 'No turns in the next 7 days.' })),
+    section('Lists', ...listNodes, newListForm),
+  ];
 }
 
 // ---- Photos: taken or chosen, uploaded with the device's token, then said as a link -----------

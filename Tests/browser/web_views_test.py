@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
-"""The Jobs view of the web client, at a phone's size and a desktop's, beside a teammate on TCP.
+"""The Jobs and Chores views of the web client, at a phone's size and a desktop's, beside a
+teammate on TCP.
 
-pat makes a job with the form, adds a task and ticks it, sees sam's comment arrive, starts and
-finishes the job from its page, and finds it under Done; a job's card in the chat opens its page.
-Every change is a !command the room hears, which sam (an IRC client) checks.
+Jobs: pat makes a job with the form, adds a task and ticks it, sees sam's comment arrive, starts
+and finishes the job from its page, and finds it under Done; a job's card in the chat opens its
+page. Chores: pat's turn is done from its card and passes to sam, the week's turns are listed, and
+a shared list is started, added to and ticked. Every change is a !command the room hears, which
+sam (an IRC client) checks.
 
-Usage: Tests/browser/web_jobs_test.py [path/to/chorusd] [screenshot.png]
+Usage: Tests/browser/web_views_test.py [path/to/chorusd] [screenshot.png]
 """
 import sys
 
@@ -17,7 +20,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
-SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-jobs.png"
+SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-views.png"
 
 
 def soon(wait, condition):
@@ -38,15 +41,27 @@ def click_fresh(driver, wait, selector):
     return False
 
 
+def type_fresh(driver, wait, selector, text):
+    """Types into what the selector finds, again if the view was drawn anew meanwhile."""
+    for _ in range(5):
+        try:
+            wait.until(ready.element_to_be_clickable((By.CSS_SELECTOR, selector))).send_keys(text)
+            return True
+        except StaleElementReferenceException:
+            continue
+    return False
+
+
 def view_text(driver):
-    return driver.find_element(By.ID, "jobs-view").get_attribute("textContent")
+    return driver.find_element(By.ID, "room-view").get_attribute("textContent")
 
 
 def walk(results, server, width, height, room, sam_nick):
     check = results.check
     driver = phone_browser(width, height)
     try:
-        wait = WebDriverWait(driver, WAIT)
+        # The views are drawn anew on each change: an element found a moment ago may be gone.
+        wait = WebDriverWait(driver, WAIT, ignored_exceptions=[StaleElementReferenceException])
         driver.get(f"https://127.0.0.1:{server.web}/")
         wait.until(ready.visibility_of_element_located((By.ID, "account")))
         driver.find_element(By.ID, "register-button").click()
@@ -69,8 +84,8 @@ def walk(results, server, width, height, room, sam_nick):
               soon(wait, lambda d: "No open jobs" in view_text(d) and "New job" in view_text(d)), view_text(driver))
 
         # The form makes the job as !job add would.
-        driver.find_element(By.CSS_SELECTOR, "#jobs-view .chips .new").click()
-        form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#jobs-view form.job-form"))
+        click_fresh(driver, wait, "#room-view .chips .new")
+        form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.job-form"))
         fields = form.find_elements(By.CSS_SELECTOR, "input")
         fields[0].send_keys("Paint the fence")
         fields[1].send_keys("me")
@@ -81,37 +96,35 @@ def walk(results, server, width, height, room, sam_nick):
         check(f"{size}: the form's job reaches the room with its assignee and due time",
               created and f"chorus/assignee={me}" in created and "chorus/due=2030-05-01" in created, created)
         job = created.split("chorus/job=")[1].split(";")[0] if created else "0"
-        row = soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#jobs-view .jobs-list button[data-job='{job}']"))
+        row = soon(wait, lambda d: d.find_element(By.CSS_SELECTOR, f"#room-view .jobs-list button[data-job='{job}']").text)
         check(f"{size}: the new job is listed with who and when",
-              row and "Paint the fence" in row[0].text and f"→ {me}" in row[0].text and "1 May" in row[0].text.replace("May 1", "1 May"),
-              row and row[0].text)
+              row and "Paint the fence" in row and f"→ {me}" in row and "1 May" in row.replace("May 1", "1 May"), row)
 
         # Its page: a task added and ticked, a teammate's comment arriving by itself.
-        row[0].click()
+        click_fresh(driver, wait, f"#room-view .jobs-list button[data-job='{job}']")
         wait.until(lambda d: f"Job {job}: Paint the fence" in view_text(d))
-        task = driver.find_element(By.CSS_SELECTOR, "#jobs-view form.add-task input")
-        task.send_keys("buy paint\n")
-        shown = soon(wait, lambda d: "buy paint" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#jobs-view ul.tasks input[type=checkbox]"))
+        type_fresh(driver, wait, "#room-view form.add-task input", "buy paint\n")
+        shown = soon(wait, lambda d: "buy paint" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view ul.tasks input[type=checkbox]"))
         check(f"{size}: a task added on the page shows there", shown, view_text(driver)[:300])
-        click_fresh(driver, wait, "#jobs-view ul.tasks input[type=checkbox]")
+        click_fresh(driver, wait, "#room-view ul.tasks input[type=checkbox]")
         ticked = sam.wait_for(lambda l: "chorus/event=task.done" in l)
         check(f"{size}: ticking the task is !task done, heard by the room", ticked and "chorus/progress=1/1" in ticked, ticked)
         check(f"{size}: the ticked task stays ticked", soon(wait, lambda d: d.execute_script(
-            "const b = document.querySelector('#jobs-view ul.tasks input'); return b && b.checked && b.disabled")))
+            "const b = document.querySelector('#room-view ul.tasks input'); return b && b.checked && b.disabled")))
         sam.send(f"PRIVMSG {room} :!comment {job} looks good")
         check(f"{size}: a teammate's comment appears on the open page by itself",
               soon(wait, lambda d: "looks good" in view_text(d)), view_text(driver)[:400])
 
         # Start and Done from the page; the job moves from Open to Done.
-        click_fresh(driver, wait, f"#jobs-view button[data-command='!start {job}']")
+        click_fresh(driver, wait, f"#room-view button[data-command='!start {job}']")
         check(f"{size}: Start starts it", soon(wait, lambda d: "in-progress" in view_text(d)))
-        click_fresh(driver, wait, f"#jobs-view button[data-command='!done {job}']")
+        click_fresh(driver, wait, f"#room-view button[data-command='!done {job}']")
         check(f"{size}: Done completes it, and it can be reopened",
-              soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#jobs-view button[data-command='!reopen {job}']")))
-        click_fresh(driver, wait, "#jobs-view > button.link")
+              soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#room-view button[data-command='!reopen {job}']")))
+        click_fresh(driver, wait, "#room-view > button.link")
         check(f"{size}: the Open list no longer has it", soon(wait, lambda d: "No open jobs" in view_text(d)))
-        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#jobs-view .chips button") if b.text == "Done").click()
-        check(f"{size}: the Done list has it", soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#jobs-view .jobs-list button[data-job='{job}']")))
+        next(b for b in driver.find_elements(By.CSS_SELECTOR, "#room-view .chips button") if b.text == "Done").click()
+        check(f"{size}: the Done list has it", soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, f"#room-view .jobs-list button[data-job='{job}']")))
 
         # The chat stays the home: a job's card opens its page.
         driver.find_element(By.ID, "tab-chat").click()
@@ -120,6 +133,29 @@ def walk(results, server, width, height, room, sam_nick):
         check(f"{size}: a job's card in the chat opens its page",
               soon(wait, lambda d: d.find_element(By.ID, "tab-jobs").get_attribute("aria-selected") == "true"
                    and f"Job {job}: Paint the fence" in view_text(d)))
+        # Chores: whose turn, Done from the card, the week ahead, a shared list.
+        driver.find_element(By.ID, "tab-chat").click()
+        driver.find_element(By.ID, "line").send_keys(f"!chore add bins every week at 19:00 among {me} {sam_nick}\n")
+        sam.wait_for(lambda l: "chorus/event=turn.started" in l)
+        driver.find_element(By.ID, "tab-chores").click()
+        card = soon(wait, lambda d: d.find_element(By.CSS_SELECTOR, "#room-view .chore-card[data-chore='bins']").text)
+        check(f"{size}: the chore's card says it is the viewer's turn, and when",
+              card and "Your turn, due" in card and f"{me} → {sam_nick}" in card, card)
+        check(f"{size}: the week's turns are listed", "— bins: " in view_text(driver), view_text(driver)[:300])
+        click_fresh(driver, wait, "#room-view .chore-card[data-chore='bins'] button[data-command='!done bins']")
+        done = sam.wait_for(lambda l: "chorus/event=turn.done" in l)
+        check(f"{size}: Done on the card is !done, heard by the room", done and f"chorus/actor={me}" in done, done)
+        check(f"{size}: the card follows: now it is the teammate's turn",
+              soon(wait, lambda d: f"{sam_nick}'s turn" in d.find_element(By.CSS_SELECTOR, "#room-view .chore-card[data-chore='bins']").text))
+        type_fresh(driver, wait, "#room-view form.new-list input", "groceries milk\n")
+        check(f"{size}: a list started from the view shows its first item",
+              soon(wait, lambda d: d.find_elements(By.CSS_SELECTOR, "#room-view form.add-item-groceries") and "milk" in view_text(d)))
+        type_fresh(driver, wait, "#room-view form.add-item-groceries input", "eggs\n")
+        check(f"{size}: an item added to the list shows", soon(wait, lambda d: "eggs" in view_text(d)))
+        click_fresh(driver, wait, "#room-view .list-card input[type=checkbox]")
+        ticked = sam.wait_for(lambda l: "chorus/event=list.item.done" in l)
+        check(f"{size}: ticking an item is !list done, heard by the room", ticked and "milk" in ticked, ticked)
+
         width_now = driver.execute_script("return document.documentElement.scrollWidth")
         check(f"{size}: nothing is wider than the screen", width_now <= width, width_now)
         driver.save_screenshot(SCREENSHOT.replace(".png", f"-{width}.png"))
