@@ -5,7 +5,8 @@ teammate on TCP.
 Jobs: pat makes a job with the form, adds a task and ticks it, sees sam's comment arrive, starts
 and finishes the job from its page, and finds it under Done; a job's card in the chat opens its
 page. Chores: pat's turn is done from its card and passes to sam, the week's turns are listed, and
-a shared list is started, added to and ticked. Every change is a !command the room hears, which
+a shared list is started, added to and ticked. Time: a timer started and stopped, yesterday's
+entry in the chart. Me: the open jobs across rooms. Every change is a !command the room hears, which
 sam (an IRC client) checks.
 
 Usage: Tests/browser/web_views_test.py [path/to/chorusd] [screenshot.png]
@@ -155,6 +156,30 @@ def walk(results, server, width, height, room, sam_nick):
         click_fresh(driver, wait, "#room-view .list-card input[type=checkbox]")
         ticked = sam.wait_for(lambda l: "chorus/event=list.item.done" in l)
         check(f"{size}: ticking an item is !list done, heard by the room", ticked and "milk" in ticked, ticked)
+
+        # Chorus's own views: Time (Start, Stop, the last seven days) and Me (what is mine to do).
+        driver.find_element(By.ID, "tab-chat").click()
+        line = driver.find_element(By.ID, "line")
+        line.send_keys("!track add work 9:00-10:30 yesterday\n")
+        line.send_keys("!job add Sweep the yard @me\n")
+        sam.wait_for(lambda l: "Sweep the yard" in l)
+        menu = driver.find_element(By.ID, "menu")
+        if menu.is_displayed() and not driver.execute_script("return document.querySelector('#app').classList.contains('drawer')"):
+            menu.click()  # on a phone the conversations are a drawer; on a desktop always there
+        click_fresh(driver, wait, "#sidebar li[data-name='Chorus'] button")
+        click_fresh(driver, wait, "#tab-time")
+        check(f"{size}: Time says no timer runs and offers Start",
+              soon(wait, lambda d: "No timer runs." in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view button.start")))
+        bars = driver.execute_script("return document.querySelector('#room-view .week-chart').getAttribute('aria-label')")
+        check(f"{size}: the last seven days' chart holds yesterday's 1h 30m", "1h 30m" in bars, bars)
+        click_fresh(driver, wait, "#room-view button.start")
+        check(f"{size}: Start starts the timer, and Stop is offered",
+              soon(wait, lambda d: "work since" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view button.stop")))
+        click_fresh(driver, wait, "#room-view button.stop")
+        check(f"{size}: Stop stops it", soon(wait, lambda d: "No timer runs." in view_text(d)))
+        click_fresh(driver, wait, "#tab-me")
+        check(f"{size}: Me lists the person's open jobs across rooms and their rooms",
+              soon(wait, lambda d: "Sweep the yard" in view_text(d) and f"{room} (manager)" in view_text(d)), view_text(driver)[:300])
 
         width_now = driver.execute_script("return document.documentElement.scrollWidth")
         check(f"{size}: nothing is wider than the screen", width_now <= width, width_now)

@@ -803,6 +803,7 @@ function select(c) {
   setDrawer(false);
   views.job = null;
   views.form = false;
+  views.status = '';
   showView('chat');
   renderConversations();
   renderLog();
@@ -930,10 +931,15 @@ async function api(path) {
 
 /// Chat or Jobs, for the room on screen (a private conversation has its chat only).
 function showView(view) {
-  const room = state.current && isRoom(state.current.name);
-  views.view = room ? view : 'chat';
-  $('#views').hidden = !room;
-  for (const tab of document.querySelectorAll('#views button')) tab.setAttribute('aria-selected', String(tab.dataset.view === views.view));
+  // A room's views, Chorus's own (the person's time and what is theirs to do), or the chat alone.
+  const kind = !state.current ? null : isRoom(state.current.name) ? 'room' : state.current.key === fold(state.bot) ? 'me' : null;
+  const tabs = [...document.querySelectorAll('#views button')];
+  views.view = tabs.some((tab) => tab.dataset.view === view && tab.dataset.for.split(' ').includes(kind)) ? view : 'chat';
+  $('#views').hidden = !kind;
+  for (const tab of tabs) {
+    tab.hidden = !tab.dataset.for.split(' ').includes(kind);
+    tab.setAttribute('aria-selected', String(tab.dataset.view === views.view));
+  }
   $('.chat').classList.toggle('viewing', views.view !== 'chat');
   $('#room-view').hidden = views.view === 'chat';
   $('#room-view').setAttribute('aria-labelledby', `tab-${views.view}`);
@@ -969,7 +975,7 @@ async function renderJobs() {
   if (!c || views.view === 'chat') return;
   try {
     const view = views.view;
-    const nodes = view === 'chores' ? await choresPage(c) : views.form ? [jobForm()] : views.job ? await jobPage(c, views.job) : await jobList(c);
+    const nodes = view === 'chores' ? await choresPage(c) : view === 'time' ? await timePage() : view === 'me' ? await mePage() : views.form ? [jobForm()] : views.job ? await jobPage(c, views.job) : await jobList(c);
     if (state.current !== c || views.view !== view) return;
     const status = el('p', { className: 'view-status', role: 'status', textContent: views.status, hidden: !views.status });
     // What is being typed on the page survives its being drawn again for a teammate's change.
@@ -1167,6 +1173,108 @@ async function choresPage(c) {
   ];
 }
 
+// ---- Chorus's own views: Time (one big Start/Stop, the week, the plan) and Me ---------------------
+
+const minutes = (seconds) => {
+  const m = Math.round(seconds / 60);
+  return m >= 60 ? `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m` : `${m}m`;
+};
+
+async function timePage() {
+  const [time, report] = await Promise.all([api('/api/v1/time'), api('/api/v1/time/report?q=week')]);
+  const running = time.running;
+  const big = el('section', { className: 'timer' });
+  if (running) {
+    const since = new Date(running.start);
+    big.append(
+      el('p', { className: 'timer-now', textContent: `${running.mode || `job ${running.job}`} since ${timeFormat.format(since)}` }),
+      el('p', { className: 'timer-clock', textContent: minutes((Date.now() - since) / 1000) }),
+      actButton('Stop', '!track stop', 'big stop'));
+    const others = time.modes.filter((m) => m !== running.mode);
+    if (others.length) {
+      const to = el('select', {}, el('option', { value: '', textContent: 'Switch to…' }), ...others.map((m) => el('option', { value: m, textContent: m })));
+      to.setAttribute('aria-label', 'Switch to another mode');
+      to.onchange = () => { if (to.value) act(`!track switch ${to.value}`); };
+      big.append(to);
+    }
+  } else {
+    const mode = el('input', { value: time.modes[0] || 'work', autocapitalize: 'none', spellcheck: false });
+    mode.setAttribute('list', 'modes');
+    mode.setAttribute('aria-label', 'Mode');
+    const start = actButton('Start', '', 'big start');
+    start.onclick = () => { if (mode.value.trim()) act(`!track start ${mode.value.trim().split(/\s+/)[0]}`); };
+    big.append(el('p', { className: 'timer-now', textContent: 'No timer runs.' }), mode,
+      el('datalist', { id: 'modes' }, ...time.modes.map((m) => el('option', { value: m }))), start);
+  }
+
+  // The last seven days, a bar each, and this week by mode against the plan.
+  const days = [];
+  for (let i = 6; i >= 0; i -= 1) days.push(dayOf(new Date(Date.now() - i * 86400000)));
+  const perDay = new Map(days.map((d) => [d, 0]));
+  for (const entry of time.entries) {
+    const start = new Date(entry.start), end = entry.end ? new Date(entry.end) : new Date();
+    const day = dayOf(start);
+    if (perDay.has(day)) perDay.set(day, perDay.get(day) + (end - start) / 1000);
+  }
+  const most = Math.max(3600, ...perDay.values());
+  const weekday = new Intl.DateTimeFormat(undefined, { weekday: 'short' });
+  const chart = el('div', { className: 'week-chart', role: 'img' });
+  chart.setAttribute('aria-label', days.map((d) => `${weekday.format(new Date(d))} ${minutes(perDay.get(d))}`).join(', '));
+  for (const d of days) {
+    const bar = el('div', { className: 'bar' });
+    bar.style.height = `${Math.round(perDay.get(d) / most * 100)}%`;
+    chart.append(el('div', { className: 'day-column' }, el('span', { className: 'amount', textContent: perDay.get(d) ? minutes(perDay.get(d)) : '' }),
+      el('div', { className: 'bar-box' }, bar), el('span', { className: 'label', textContent: weekday.format(new Date(d)) })));
+  }
+  const table = el('table', { className: 'report' },
+    el('thead', {}, el('tr', {}, el('th', { textContent: 'Mode' }), el('th', { textContent: 'This week' }), el('th', { textContent: 'Planned' }))),
+    el('tbody', {}, ...report.rows.map((row) => el('tr', {}, el('td', { textContent: row.label }), el('td', { textContent: minutes(row.seconds) }),
+      el('td', { textContent: row.planned == null ? '—' : minutes(row.planned) })))),
+    el('tfoot', {}, el('tr', {}, el('th', { textContent: 'Total' }), el('th', { textContent: minutes(report.total) }), el('th', {}))));
+
+  const today = dayOf(new Date());
+  const entries = el('ul', { className: 'entries' }, ...time.entries.filter((e) => dayOf(new Date(e.start)) === today).map((entry) =>
+    el('li', {}, `${timeFormat.format(new Date(entry.start))}–${entry.end ? timeFormat.format(new Date(entry.end)) : 'now'} ${entry.mode || `job ${entry.job}`}`
+      + (entry.end ? ` (${minutes((new Date(entry.end) - new Date(entry.start)) / 1000)})` : ''), ' ',
+    entry.end ? actButton('Remove', `!track rm ${entry.id}`, 'link') : null)));
+  return [big,
+    el('section', { className: 'panel-section' }, el('h3', { textContent: 'The last seven days' }), chart),
+    el('section', { className: 'panel-section' }, el('h3', { textContent: report.heading }), report.rows.length ? table : el('p', { className: 'meta', textContent: 'Nothing tracked this week yet.' })),
+    el('section', { className: 'panel-section' }, el('h3', { textContent: 'Today' }), entries.childElementCount ? entries : el('p', { className: 'meta', textContent: 'No entries today.' }))];
+}
+
+function actButton(label, command, className = '') {
+  const b = el('button', { type: 'button', textContent: label, className });
+  if (command) { b.dataset.command = command; b.onclick = () => act(command); }
+  return b;
+}
+
+/// What is the person's to do, across their rooms.
+async function mePage() {
+  const { account, rooms } = await api('/api/v1/me');
+  const [agenda, ...jobLists] = await Promise.all([api('/api/v1/agenda?days=7'),
+    ...rooms.map((r) => api(`/api/v1/jobs?${new URLSearchParams({ room: r.name, status: 'open', assignee: account, limit: '50' })}`)),
+    api(`/api/v1/jobs?${new URLSearchParams({ status: 'open', limit: '50' })}`)]);
+  const jobs = jobLists.flatMap((list) => list.jobs);
+  const jobItems = jobs.map((job) => {
+    const open = el('button', { type: 'button', className: 'link', textContent: `${job.id} · ${job.title}` });
+    open.onclick = () => {
+      const room = job.room && state.conversations.get(fold(job.room));
+      if (room) { select(room); openJob(job.id); }
+    };
+    return el('li', {}, open, el('span', { className: 'meta', textContent: ` ${job.room || 'personal'} · ${jobFacts(job)}` }));
+  });
+  return [
+    el('section', { className: 'panel-section' }, el('h2', { textContent: account }),
+      el('p', { className: 'meta', textContent: rooms.map((r) => `${r.name} (${r.role})`).join(' · ') || 'In no room yet.' })),
+    el('section', { className: 'panel-section' }, el('h3', { textContent: 'My open jobs' }),
+      jobItems.length ? el('ul', { className: 'jobs-mine' }, ...jobItems) : el('p', { className: 'meta', textContent: 'No open jobs. Nice.' })),
+    el('section', { className: 'panel-section' }, el('h3', { textContent: 'My turns this week' }),
+      agenda.turns.length ? el('ul', { className: 'agenda' }, ...agenda.turns.map((t) => el('li', {}, `${when(t.due)} — ${t.chore} in ${t.room}`)))
+        : el('p', { className: 'meta', textContent: 'No turns in the next 7 days.' })),
+  ];
+}
+
 // ---- Photos: taken or chosen, uploaded with the device's token, then said as a link -----------
 
 /// `command`: the `!photo <job>` the picture is for, or nothing for a photo in the conversation.
@@ -1269,7 +1377,9 @@ async function boot() {
   };
   $('#line').oninput = suggest;
   $('#photo-button').onclick = () => pickPhoto();
-  for (const tab of document.querySelectorAll('#views button')) tab.onclick = () => { views.job = null; views.form = false; showView(tab.dataset.view); };
+  for (const tab of document.querySelectorAll('#views button')) {
+    tab.onclick = () => { views.job = null; views.form = false; views.status = ''; showView(tab.dataset.view); };
+  }
   $('#photo-file').onchange = () => { const file = $('#photo-file').files[0]; if (file) uploadPhoto(file); };
   $('#line').onkeydown = (event) => {
     if (event.key !== 'Tab') return;
