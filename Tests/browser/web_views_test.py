@@ -5,7 +5,8 @@ teammate on TCP.
 Jobs: pat makes a job with the form, adds a task and ticks it, sees sam's comment arrive, starts
 and finishes the job from its page, and finds it under Done; a job's card in the chat opens its
 page. Chores: pat's turn is done from its card and passes to sam, the week's turns are listed, and
-a shared list is started, added to and ticked. Time: a timer started and stopped, yesterday's
+a shared list is started, added to and ticked. Requests: one posted with the form, sam's offer
+arriving on its page, hired, done, confirmed and reviewed. Time: a timer started and stopped, yesterday's
 entry in the chart. Me: the open jobs across rooms. Every change is a !command the room hears, which
 sam (an IRC client) checks.
 
@@ -177,6 +178,39 @@ def walk(results, server, width, height, room, sam_nick):
               soon(wait, lambda d: "work since" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view button.stop")))
         click_fresh(driver, wait, "#room-view button.stop")
         check(f"{size}: Stop stops it", soon(wait, lambda d: "No timer runs." in view_text(d)))
+        # Requests: one posted with the form, the teammate's offer arriving, hired, done, confirmed.
+        sam.send("PRIVMSG Chorus :!contractor on")
+        sam.send("PRIVMSG Chorus :!contractor skills plumbing")
+        sam.wait_for(lambda l: "plumbing" in l and "NOTICE" in l)
+        click_fresh(driver, wait, "#tab-requests")
+        click_fresh(driver, wait, "#room-view .chips .new")
+        form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.job-form"))
+        fields = form.find_elements(By.CSS_SELECTOR, "input")
+        fields[0].send_keys("plumbing")
+        fields[1].send_keys("Fix the dripping tap")
+        fields[3].send_keys("80")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        posted = sam.wait_for(lambda l: "chorus/event=request.posted" in l)
+        check(f"{size}: a request posted with the form reaches a contractor with that skill",
+              posted and "Fix the dripping tap" in posted and "chorus/budget=80" in posted, posted)
+        number = posted.split("chorus/request=")[1].split(";")[0] if posted else "0"
+        click_fresh(driver, wait, f"#room-view .jobs-list button[data-request='{number}']")
+        wait.until(lambda d: f"Request {number}: plumbing" in view_text(d))
+        sam.send(f"PRIVMSG Chorus :!offer {number} 70 can come at 10")
+        check(f"{size}: the contractor's offer appears on the request's page by itself, with Hire",
+              soon(wait, lambda d: f"{sam_nick}: 70 — can come at 10" in view_text(d)
+                   and d.find_elements(By.CSS_SELECTOR, f"#room-view button[data-command='!hire {number} {sam_nick}']")), view_text(driver)[:300])
+        click_fresh(driver, wait, f"#room-view button[data-command='!hire {number} {sam_nick}']")
+        check(f"{size}: Hire is !hire, and the contractor is told", sam.wait_for(lambda l: "chorus/event=request.hired" in l))
+        sam.send(f"PRIVMSG Chorus :!request done {number}")
+        click_fresh(driver, wait, f"#room-view button[data-command='!request confirm {number}']")
+        check(f"{size}: once the work is done, Confirm is offered and confirms it",
+              sam.wait_for(lambda l: "chorus/event=request.confirmed" in l))
+        review = soon(wait, lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.review input"))
+        if review:
+            type_fresh(driver, wait, "#room-view form.review input", "quick and tidy\n")
+        check(f"{size}: a review is left from the page", sam.wait_for(lambda l: "chorus/event=request.reviewed" in l and "quick and tidy" in l))
+
         click_fresh(driver, wait, "#tab-me")
         check(f"{size}: Me lists the person's open jobs across rooms and their rooms",
               soon(wait, lambda d: "Sweep the yard" in view_text(d) and f"{room} (manager)" in view_text(d)), view_text(driver)[:300])

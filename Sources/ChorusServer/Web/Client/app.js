@@ -309,7 +309,9 @@ function message(m) {
   renderConversations();
   if (c === state.current) { appendLine(line, true); markRead(c); }
   keepState();
-  if (line.tags['chorus/job'] || line.tags['chorus/chore'] || line.tags['chorus/list']) jobChanged(line.tags['chorus/room'] || c.name);
+  if (line.tags['chorus/job'] || line.tags['chorus/chore'] || line.tags['chorus/list'] || line.tags['chorus/request']) {
+    jobChanged(line.tags['chorus/room'] || c.name);
+  }
 }
 
 function lineOf(m) {
@@ -802,6 +804,7 @@ function select(c) {
   $('#title').textContent = c.name;
   setDrawer(false);
   views.job = null;
+  views.request = null;
   views.form = false;
   views.status = '';
   showView('chat');
@@ -918,7 +921,7 @@ function suggest() {
 // is the !command a keyboard user would type, sent to the room, so the rules live in one place.
 
 const JOB_FILTERS = [['Open', { status: 'open' }], ['Mine', { status: 'open', assignee: 'me' }], ['Done', { status: 'completed' }], ['All', {}]];
-const views = { view: 'chat', filter: 'Open', job: null, form: false, refresh: null, status: '' };
+const views = { view: 'chat', filter: 'Open', job: null, form: false, refresh: null, status: '', request: null, scope: 'mine' };
 
 async function api(path) {
   const saved = loadSaved();
@@ -954,7 +957,9 @@ function openJob(id) {
 
 /// A change of a job in the room on screen: the view reads it again, once for a burst of events.
 function jobChanged(room) {
-  if (views.view === 'chat' || views.form || !state.current || fold(room || '') !== state.current.key) return;
+  if (views.view === 'chat' || views.form || !state.current) return;
+  // A room's views follow that room's events; Chorus's own views follow whatever concerns the person.
+  if (isRoom(state.current.name) ? fold(room || '') !== state.current.key : state.current.key !== fold(state.bot)) return;
   clearTimeout(views.refresh);
   views.refresh = setTimeout(renderJobs, 150);
 }
@@ -975,7 +980,7 @@ async function renderJobs() {
   if (!c || views.view === 'chat') return;
   try {
     const view = views.view;
-    const nodes = view === 'chores' ? await choresPage(c) : view === 'time' ? await timePage() : view === 'me' ? await mePage() : views.form ? [jobForm()] : views.job ? await jobPage(c, views.job) : await jobList(c);
+    const nodes = view === 'chores' ? await choresPage(c) : view === 'time' ? await timePage() : view === 'me' ? await mePage() : view === 'requests' ? await requestsPage() : views.form ? [jobForm()] : views.job ? await jobPage(c, views.job) : await jobList(c);
     if (state.current !== c || views.view !== view) return;
     const status = el('p', { className: 'view-status', role: 'status', textContent: views.status, hidden: !views.status });
     // What is being typed on the page survives its being drawn again for a teammate's change.
@@ -1275,6 +1280,134 @@ async function mePage() {
   ];
 }
 
+// ---- The Requests view: service requests the person posted, was hired for, or may offer on -------
+
+const money = (cents) => cents == null ? '' : (cents % 100 ? (cents / 100).toFixed(2) : String(cents / 100));
+
+async function requestsPage() {
+  if (views.request === 'new') return [requestForm()];
+  if (views.request) return requestPage(views.request);
+  const scope = views.scope || 'mine';
+  const chips = el('div', { className: 'chips', role: 'group' });
+  chips.setAttribute('aria-label', 'Which requests');
+  for (const [name, value] of [['Mine', 'mine'], ['To offer on', 'open']]) {
+    const chip = el('button', { type: 'button', textContent: name });
+    chip.setAttribute('aria-pressed', String(value === scope));
+    chip.onclick = () => { views.scope = value; renderJobs(); };
+    chips.append(chip);
+  }
+  const post = el('button', { type: 'button', className: 'new', textContent: 'Post a request' });
+  post.onclick = () => { views.request = 'new'; renderJobs(); };
+  chips.append(post);
+  let listed;
+  try {
+    listed = await api(`/api/v1/requests?scope=${scope}`);
+  } catch (error) {
+    return [chips, el('p', { className: 'meta', textContent: error.message })];
+  }
+  const list = el('ul', { className: 'jobs-list' }, ...listed.requests.map((r) => {
+    const open = el('button', { type: 'button' },
+      el('span', {}, el('span', { className: 'status-badge', textContent: r.status }), `${r.id} · ${r.category}: ${r.description}`),
+      el('span', { className: 'meta', textContent: [`by ${r.customer}`, r.contractor ? `→ ${r.contractor}` : null,
+        r.budgetCents != null ? `budget ${money(r.budgetCents)}` : null, r.place].filter(Boolean).join(' · ') }));
+    open.dataset.request = String(r.id);
+    open.onclick = () => { views.request = r.id; renderJobs(); };
+    return el('li', {}, open);
+  }));
+  return [chips, listed.requests.length ? list : el('p', { className: 'meta', textContent: scope === 'mine'
+    ? 'No requests yet. Post a request to ask for a hand: contractors with that skill are told.' : 'No open requests in your skills.' })];
+}
+
+async function requestPage(id) {
+  const { request: r, offers, history } = await api(`/api/v1/requests/${id}`);
+  const me = fold(state.account);
+  const customer = fold(r.customer) === me;
+  const hired = r.contractor && fold(r.contractor) === me;
+  const back = el('button', { type: 'button', className: 'link', textContent: '‹ All requests' });
+  back.onclick = () => { views.request = null; renderJobs(); };
+  const buttons = el('div', { className: 'buttons' });
+  if (hired && (r.status === 'hired' || r.status === 'disputed')) buttons.append(actButton('Mark it done', `!request done ${id}`));
+  if (customer && r.status === 'done') buttons.append(actButton('Confirm', `!request confirm ${id}`));
+  const reasonForm = (label, verb) => {
+    const input = el('input', { placeholder: `${label}: why?`, autocomplete: 'off' });
+    input.setAttribute('aria-label', `${label}: why?`);
+    const form = el('form', { className: verb }, input, el('button', { type: 'submit', textContent: label }));
+    form.onsubmit = (event) => { event.preventDefault(); if (input.value.trim()) act(`!request ${verb} ${id} ${input.value.trim()}`); };
+    return form;
+  };
+  const offerList = el('ul', { className: 'offers' }, ...offers.map((o) => el('li', {},
+    `${o.contractor}: ${money(o.priceCents)}${o.note ? ` — ${o.note}` : ''} `,
+    customer && r.status === 'open' ? actButton(`Hire ${o.contractor}`, `!hire ${id} ${o.contractor}`) : null)));
+  const offerForm = (() => {
+    if (customer || r.status !== 'open') return null;
+    const price = el('input', { inputMode: 'decimal', placeholder: 'Your price', autocomplete: 'off' });
+    const note = el('input', { placeholder: 'A note (optional)', autocomplete: 'off' });
+    price.setAttribute('aria-label', 'Your price');
+    note.setAttribute('aria-label', 'A note');
+    const form = el('form', { className: 'offer' }, price, note, el('button', { type: 'submit', textContent: 'Offer' }));
+    form.onsubmit = (event) => { event.preventDefault(); if (price.value.trim()) act(`!offer ${id} ${price.value.trim()} ${note.value.trim()}`.trim()); };
+    return form;
+  })();
+  const reviewForm = (() => {
+    if (!customer || !['confirmed', 'cancelled'].includes(r.status) || !r.contractor) return null;
+    const rating = el('select', {}, ...[5, 4, 3, 2, 1].map((n) => el('option', { value: String(n), textContent: `${n}/5` })));
+    rating.setAttribute('aria-label', 'Rating');
+    const text = el('input', { placeholder: 'How was it?', autocomplete: 'off' });
+    text.setAttribute('aria-label', 'Your review');
+    const form = el('form', { className: 'review' }, rating, text, el('button', { type: 'submit', textContent: 'Review' }));
+    form.onsubmit = (event) => { event.preventDefault(); if (text.value.trim()) act(`!review ${id} ${rating.value} ${text.value.trim()}`); };
+    return form;
+  })();
+  const message = el('input', { placeholder: 'A message to the other party', autocomplete: 'off' });
+  message.setAttribute('aria-label', 'A message');
+  const messageForm = el('form', { className: 'message' }, message, el('button', { type: 'submit', textContent: 'Send' }));
+  messageForm.onsubmit = (event) => { event.preventDefault(); if (message.value.trim()) act(`!request msg ${id} ${message.value.trim()}`); };
+  return [
+    back,
+    el('article', { className: 'job-page' },
+      el('h2', {}, el('span', { className: 'status-badge', textContent: r.status }), `Request ${r.id}: ${r.category}`),
+      el('p', { textContent: r.description }),
+      el('p', { className: 'meta', textContent: [`by ${r.customer}`, r.contractor ? `→ ${r.contractor}` : null, r.window,
+        r.budgetCents != null ? `budget ${money(r.budgetCents)}` : null, r.place].filter(Boolean).join(' · ') }),
+      buttons,
+      customer && r.status === 'open' ? reasonForm('Cancel', 'cancel') : null,
+      customer && r.status === 'done' ? reasonForm('Dispute', 'dispute') : null,
+      reviewForm,
+      el('h3', { textContent: 'Offers' }), offers.length ? offerList : el('p', { className: 'meta', textContent: 'No offers yet.' }), offerForm,
+      el('h3', { textContent: 'Conversation and history' }),
+      el('ul', { className: 'activity' }, ...history.map((e) => el('li', { className: 'meta', textContent: `${when(e.at)} — ${e.text}` }))),
+      customer || hired || offers.length ? messageForm : null),
+  ];
+}
+
+/// A new request, as `!request add <category> <description> | when … | budget … | at …`.
+function requestForm() {
+  const field = (label, input) => el('label', {}, label, input);
+  const category = el('input', { required: true, placeholder: 'plumbing', autocapitalize: 'none' });
+  const description = el('input', { required: true });
+  const hours = el('input', { placeholder: 'sat 9:00-12:00' });
+  const budget = el('input', { inputMode: 'decimal' });
+  const place = el('input', {});
+  const form = el('form', { className: 'job-form' },
+    el('h2', { textContent: 'Ask for a hand' }),
+    field('What kind of work (one word)', category), field('What needs doing', description), field('When (optional)', hours),
+    field('Budget (optional)', budget), field('Where (optional)', place),
+    el('div', { className: 'buttons' }, el('button', { type: 'submit', textContent: 'Post it' }),
+      el('button', { type: 'button', className: 'secondary', textContent: 'Cancel', onclick: () => { views.request = null; renderJobs(); } })));
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const parts = [`!request add ${category.value.trim().split(/\s+/)[0]} ${description.value.trim()}`];
+    if (hours.value.trim()) parts.push(`when ${hours.value.trim()}`);
+    if (budget.value.trim()) parts.push(`budget ${budget.value.trim()}`);
+    if (place.value.trim()) parts.push(`at ${place.value.trim()}`);
+    views.request = null;
+    views.scope = 'mine';
+    act(parts.join(' | '));
+  };
+  setTimeout(() => category.focus(), 0);
+  return form;
+}
+
 // ---- Photos: taken or chosen, uploaded with the device's token, then said as a link -----------
 
 /// `command`: the `!photo <job>` the picture is for, or nothing for a photo in the conversation.
@@ -1378,7 +1511,7 @@ async function boot() {
   $('#line').oninput = suggest;
   $('#photo-button').onclick = () => pickPhoto();
   for (const tab of document.querySelectorAll('#views button')) {
-    tab.onclick = () => { views.job = null; views.form = false; views.status = ''; showView(tab.dataset.view); };
+    tab.onclick = () => { views.job = null; views.request = null; views.form = false; views.status = ''; showView(tab.dataset.view); };
   }
   $('#photo-file').onchange = () => { const file = $('#photo-file').files[0]; if (file) uploadPhoto(file); };
   $('#line').onkeydown = (event) => {
