@@ -221,6 +221,10 @@ def main():
         type_line(driver, "!job add Buy soap")
         waiting = [n.text for n in driver.find_elements(By.CSS_SELECTOR, "#log .line.pending")]
         check("W3 a line typed offline is shown as waiting", len(waiting) == 2 and "waiting" in waiting[0], waiting)
+        time.sleep(0.7)  # kept on the device half a second after it is typed
+        driver.refresh()  # the server still away: the page comes from the service worker
+        kept = soon(wait, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#log .line.pending")) == 2)
+        check("W3 lines waiting to be sent survive a reload", kept, [n.text for n in driver.find_elements(By.CSS_SELECTOR, "#log .line.pending")])
         server.start()
         sam = IRCClient(server.plain, "sam", "sam-password-1", register=False)
         sam.send("JOIN #kitchen")

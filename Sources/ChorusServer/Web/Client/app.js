@@ -431,6 +431,7 @@ function post(c, text, onAnswer = null) {
   c.lines.push(line);
   if (c === state.current) appendLine(line, true);
   if (canSendTo(c)) transmit(entry);
+  keepState();
 }
 
 const canSendTo = (c) => state.registered && isOpen() && (!isRoom(c.name) || c.joined);
@@ -444,6 +445,7 @@ function transmit(entry) {
 function confirmed(entry) {
   state.pending = state.pending.filter((e) => e !== entry);
   removeLine(conversation(entry.target), entry.line);
+  keepState();
 }
 
 /// After a reconnection: a line sent before the cut that history shows arrived is confirmed; the
@@ -843,7 +845,9 @@ function keepState() {
       lines: c.lines.filter((line) => !line.pending && !line.info).slice(-KEPT_LINES)
         .map(({ id, time, nick, command, text, tags, self }) => ({ id, time, nick, command, text, tags, self })),
     }));
-    try { localStorage.setItem(keptKey(), JSON.stringify({ conversations })); } catch { /* storage full: the server has the rest */ }
+    // Lines typed and not yet confirmed are kept too: a reload or a closed tab loses none of them.
+    const pending = state.pending.map(({ target, text, sentAt, line }) => ({ target, text, sentAt, time: line.time }));
+    try { localStorage.setItem(keptKey(), JSON.stringify({ conversations, pending })); } catch { /* storage full: the server has the rest */ }
   }, 500);
 }
 
@@ -858,6 +862,12 @@ function restoreState() {
     for (const line of saved.lines) add(c, { ...line, time: new Date(line.time) });
     // A room is the account's again only when the server joins it to it (dropped after login if not).
     c.restored = isRoom(c.name);
+  }
+  for (const saved of kept?.pending || []) {
+    const c = conversation(saved.target);
+    const line = { id: null, time: new Date(saved.time), nick: state.account, command: 'PRIVMSG', text: saved.text, tags: {}, self: true, pending: 'sending' };
+    state.pending.push({ target: c.name, text: saved.text, sentAt: saved.sentAt ? new Date(saved.sentAt) : null, line, onAnswer: null });
+    c.lines.push(line);
   }
 }
 
