@@ -117,7 +117,9 @@ function connect() {
   const socket = new WebSocket(`wss://${location.host}/socket`, ['text.ircv3.net']);
   state.socket = socket;
   state.registered = false;
-  socket.onopen = () => {
+  socket.onopen = async () => {
+    await settingsReady;
+    if (state.socket !== socket || !state.credentials) return;
     const { account } = state.credentials;
     send('CAP LS 302');
     send(`NICK ${account}`);
@@ -1497,12 +1499,21 @@ function logout() {
   setTimeout(() => { if (state.socket) state.socket.close(); location.reload(); }, 300);
 }
 
-async function boot() {
-  try {
-    const settings = await (await fetch('/client.json', { cache: 'no-cache' })).json();
-    state.bot = settings.bot || state.bot;
-    document.title = settings.network || document.title;
-  } catch { /* the defaults do */ }
+/// The server's settings (whom to send !commands to), asked for while the page starts: the app is
+/// drawn at once with the name last known, and logging in waits for the answer, not the drawing.
+const settingsReady = fetch('/client.json', { cache: 'no-cache' }).then((answer) => answer.json()).then((settings) => {
+  if (settings.bot && settings.bot !== state.bot) {
+    const old = state.conversations.get(fold(state.bot));
+    if (old && !old.lines.length) state.conversations.delete(old.key);
+    state.bot = settings.bot;
+    localStorage.setItem('chorus.bot', settings.bot);
+    if (state.account) { botConversation(); renderConversations(); }
+  }
+  document.title = settings.network || document.title;
+}).catch(() => { /* the defaults do */ });
+
+function boot() {
+  state.bot = localStorage.getItem('chorus.bot') || state.bot;
 
   $('#login').onsubmit = (event) => { event.preventDefault(); start('login'); };
   $('#register-button').onclick = () => {
