@@ -13,6 +13,7 @@ sam (an IRC client) checks.
 Usage: Tests/browser/web_views_test.py [path/to/chorusd] [screenshot.png]
 """
 import sys
+import time
 
 from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
@@ -23,6 +24,16 @@ from harness import WAIT, IRCClient, Results, Server, phone_browser, report_fail
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-views.png"
+
+
+# Visible buttons, inputs and selects without an accessible name.
+UNNAMED = """
+const named = (n) => (n.getAttribute('aria-label') || '').trim() || (n.labels && [...n.labels].some((l) => l.textContent.trim()))
+  || (n.tagName === 'BUTTON' && n.textContent.trim()) || (n.getAttribute('aria-labelledby') || '').trim() || (n.title || '').trim();
+return [...document.querySelectorAll('button, input:not([type=hidden]), select, textarea')]
+  .filter((n) => n.offsetParent !== null && !n.closest('[inert]') && !n.classList.contains('offscreen') && !named(n))
+  .map((n) => n.outerHTML.slice(0, 80));
+"""
 
 
 def soon(wait, condition):
@@ -214,6 +225,13 @@ def walk(results, server, width, height, room, sam_nick):
         click_fresh(driver, wait, "#tab-me")
         check(f"{size}: Me lists the person's open jobs across rooms and their rooms",
               soon(wait, lambda d: "Sweep the yard" in view_text(d) and f"{room} (manager)" in view_text(d)), view_text(driver)[:300])
+
+        # Every control on the screen has a name a screen reader can say (text, a label or aria-label).
+        for view in ["tab-chat", "tab-time", "tab-requests", "tab-me"]:
+            click_fresh(driver, wait, f"#{view}")
+            time.sleep(0.5)
+            nameless = driver.execute_script(UNNAMED)
+            check(f"{size}: every control in {view[4:]} is named", not nameless, nameless)
 
         width_now = driver.execute_script("return document.documentElement.scrollWidth")
         check(f"{size}: nothing is wider than the screen", width_now <= width, width_now)
