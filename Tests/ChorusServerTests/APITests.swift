@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusIRC
 @testable import ChorusServer
 import Foundation
 import XCTest
@@ -118,6 +119,46 @@ final class APITests: XCTestCase {
         // alice manages both rooms: all three.
         let all = events(try call("GET", "/api/v1/events?after=0", token: try token("alice"))).compactMap { $0["job"] as? Int }
         XCTAssertEqual(Set(all), [1, 2, 3])
+    }
+
+    /// The same feed over IRC, for a bot that speaks IRC: `CHATHISTORY AFTER Chorus msgid=e<id>`.
+    func testTheFeedOverIRCHoldsTheSameEventsByTheSameIDs() throws {
+        let alice = try flat("!room set visibility own")
+        try alice.take("visibility") { ($0.params.last ?? "").contains("visibility") && ($0.params.last ?? "").contains("own") }
+        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
+        try alice.take("job 1") { ($0.params.last ?? "").contains("created job 1") }
+        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
+        try alice.take("job 2") { ($0.params.last ?? "").contains("created job 2") }
+        let api = events(try call("GET", "/api/v1/events?after=0", token: try token("bob"))).compactMap { $0["id"] as? Int }
+
+        let bob = try server.connect(as: "bob", caps: ["message-tags", "batch", "draft/chathistory", "server-time"])
+        /// The lines of the next chathistory batch, live lines around it left out.
+        func feed(after position: Int) throws -> [Message] {
+            bob.send("CHATHISTORY AFTER Chorus msgid=e\(position) 100")
+            let page = try bob.collect { $0.command == "BATCH" && $0.params.first?.hasPrefix("-") == true }
+            guard let start = page.last(where: { $0.command == "BATCH" && $0.params.first?.hasPrefix("+") == true }) else { return [] }
+            XCTAssertEqual(Array(start.params.dropFirst()), ["chathistory", "Chorus"])
+            let id = String(start.params[0].dropFirst())
+            return page.filter { $0.command == "NOTICE" && $0.tag("batch") == id }
+        }
+        let lines = try feed(after: 0)
+        XCTAssertEqual(lines.compactMap { $0.tag("chorus/event-id").flatMap(Int.init) }, api, "the API's events, in its order")
+        XCTAssertEqual(lines.map { $0.tag("msgid") }, api.map { "e\($0)" }, "each line's msgid is its position")
+        XCTAssertFalse(lines.contains { $0.tag("chorus/job") == "1" }, "another's job in an own-visibility room")
+        XCTAssertTrue(lines.contains { $0.tag("chorus/job") == "2" && ($0.params.last ?? "").contains("Take the bins out") })
+
+        // Asked after the last one: nothing, until a new event; then exactly it.
+        let last = try XCTUnwrap(api.last)
+        XCTAssertEqual(try feed(after: last).count, 0)
+        alice.send("PRIVMSG #flat :!assign 1 bob")
+        try alice.take("assigned") { ($0.params.last ?? "").contains("assigned job 1") }
+        XCTAssertEqual(try feed(after: last).map { $0.tag("chorus/event") }, ["job.assigned"])
+
+        bob.send("CHATHISTORY LATEST Chorus * 10")
+        let refused = try bob.expect("the refusal") { $0.command == "FAIL" }
+        XCTAssertEqual(Array(refused.params.prefix(4)), ["CHATHISTORY", "INVALID_PARAMS", "LATEST", "Chorus"])
+        bob.send("CHATHISTORY AFTER Chorus msgid=41 10")
+        XCTAssertEqual(try bob.expect("the refusal") { $0.command == "FAIL" }.params[1], "INVALID_PARAMS")
     }
 
     func testJobsAreReadAsTheBoardShowsThem() throws {

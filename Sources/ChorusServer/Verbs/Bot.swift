@@ -90,7 +90,7 @@ extension IRCServer {
 
     /// The sentence people read for `event`, with times in `zone` (the server's by default). Only
     /// the event's own room is looked up: this runs for every event, and rooms are many.
-    private func eventLine(_ event: Event, in zone: TimeZone? = nil) -> String {
+    func eventLine(_ event: Event, in zone: TimeZone? = nil) -> String {
         wording.sentence(event, roomName: event.room.flatMap { rooms[$0]?.name }, in: zone)
     }
 

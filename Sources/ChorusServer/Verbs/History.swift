@@ -46,6 +46,8 @@ extension IRCServer {
             return
         }
 
+        // The bot's name is the event feed's target (it keeps no private history of its own).
+        if p.count >= 3, Names.fold(p[0]) == Names.fold(config.serviceNick) { return eventFeed(reply, sub, p) }
         guard ["LATEST", "BEFORE", "AFTER", "AROUND", "BETWEEN"].contains(sub) else {
             return reply.fail("INVALID_PARAMS", context: [sub], "Unknown subcommand: use LATEST, BEFORE, AFTER, AROUND, BETWEEN or TARGETS")
         }

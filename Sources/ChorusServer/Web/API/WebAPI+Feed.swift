@@ -20,39 +20,48 @@ extension WebAPI {
 
     /// Reads the waiter's events; answers if there are any or it may wait no longer, else keeps it.
     private func look(_ waiter: FeedWaiter) {
+        heard(by: waiter.caller, after: waiter.after, limit: waiter.limit).whenComplete { result in
+            switch result {
+            case .failure(let error):
+                waiter.promise.succeed(self.errorResponse(APIError(.serviceUnavailable, "TEMPORARILY_UNAVAILABLE", "The store does not answer: \(error)")))
+            case .success(let page):
+                if page.events.isEmpty, !page.more, let until = waiter.until, NIODeadline.now() < until {
+                    waiter.after = page.next
+                    self.keep(waiter)
+                    return
+                }
+                waiter.promise.succeed(self.json(.ok, bytes: APIFeed(events: page.events.map(self.apiEvent), next: page.next, more: page.more).json))
+            }
+        }
+    }
+
+    /// One page of the feed, for the API and for IRC's `CHATHISTORY AFTER <bot>` alike: the events
+    /// the caller hears after a position, the position to ask after next (past the events passed
+    /// over too), and whether more are there now.
+    func heard(by caller: Caller, after: Int64, limit: Int) -> EventLoopFuture<(events: [Event], next: Int64, more: Bool)> {
         // What the caller may hear, as the server's rooms stand now.
         var managed: Set<String> = []
         var member: [String] = []
         for room in server.rooms.values {
-            guard let membership = room.memberships[waiter.caller.key] else { continue }
+            guard let membership = room.memberships[caller.key] else { continue }
             member.append(room.key)
             if membership.role == .manager { managed.insert(room.key) }
         }
-        let store = server.store, caller = waiter.caller
-        let scan = waiter.limit * 2 + 16  // events the caller may not hear are passed over
+        let store = server.store
+        let scan = limit * 2 + 16  // events the caller may not hear are passed over
         let shared = store is any SharedLog
-        server.background { () -> ([Event], [Int64]) in
-            let found = try store.events(after: waiter.after, rooms: member, account: caller.key, limit: scan)
+        return server.background { () -> ([Event], [Int64]) in
+            let found = try store.events(after: after, rooms: member, account: caller.key, limit: scan)
             // Several processes take ids as they go and commit in another order: the ids of all
             // events show where one may still be missing.
-            let span = Int(min(10_000, (found.last?.id ?? waiter.after) - waiter.after + 1))
-            let ids = shared ? try store.eventIDs(after: waiter.after, limit: span) : []
+            let span = Int(min(10_000, (found.last?.id ?? after) - after + 1))
+            let ids = shared ? try store.eventIDs(after: after, limit: span) : []
             return (found, ids)
-        }.whenComplete { result in
-            switch result {
-            case .failure(let error):
-                waiter.promise.succeed(self.errorResponse(APIError(.serviceUnavailable, "TEMPORARILY_UNAVAILABLE", "The store does not answer: \(error)")))
-            case .success(let (found, ids)):
-                let horizon = shared ? self.settled(ids, after: waiter.after) : .max
-                let (heard, next, more) = self.feed(found, after: waiter.after, limit: waiter.limit, scanned: scan, horizon: horizon,
-                                                    caller: caller, members: Set(member), managed: managed)
-                if heard.isEmpty, !more, let until = waiter.until, NIODeadline.now() < until {
-                    waiter.after = next
-                    self.keep(waiter)
-                    return
-                }
-                waiter.promise.succeed(self.json(.ok, bytes: APIFeed(events: heard.map(self.apiEvent), next: next, more: more).json))
-            }
+        }.map { found, ids in
+            let horizon = shared ? self.settled(ids, after: after) : .max
+            let (events, next, more) = self.feed(found, after: after, limit: limit, scanned: scan, horizon: horizon,
+                                                 caller: caller, members: Set(member), managed: managed)
+            return (events, next, more)
         }
     }
 
