@@ -95,6 +95,7 @@ let package = Package(
                 .embedInCode("Web/Client/icon.svg"),
                 .embedInCode("Web/Client/sw.js"),
                 .embedInCode("Web/Client/manifest.webmanifest"),
+                .embedInCode("Web/API/openapi.json"),
             ]
         ),
         .executableTarget(

@@ -161,6 +161,37 @@ final class APITests: XCTestCase {
         XCTAssertEqual(try bob.expect("the refusal") { $0.command == "FAIL" }.params[1], "INVALID_PARAMS")
     }
 
+    /// The OpenAPI document names every route API.md documents, and each route it names is there
+    /// (and wants a token).
+    func testTheOpenAPIDocumentNamesEveryRouteAndOnlyThose() throws {
+        let document = try call("GET", "/api/v1/openapi.json", token: nil)
+        XCTAssertEqual(document.status, 200)
+        XCTAssertEqual(document.json["openapi"] as? String, "3.1.0")
+        let paths = try XCTUnwrap(document.json["paths"] as? [String: [String: Any]])
+        for (path, operations) in paths where path != "/api/v1/openapi.json" {
+            let concrete = path.replacingOccurrences(of: "{id}", with: "1").replacingOccurrences(of: "{name}", with: "bob")
+            for method in operations.keys {
+                let answer = try call(method.uppercased(), concrete, token: nil, body: method == "post" ? "{}" : nil)
+                XCTAssertEqual(answer.status, 401, "\(method) \(path) is a route that wants a token")
+            }
+        }
+        let reference = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("API.md"), encoding: .utf8)
+        let route = try NSRegularExpression(pattern: "`(GET|POST) (/api/v1/[^`?]+)")
+        var documented: [(String, String)] = []
+        for heading in reference.split(separator: "\n").map(String.init) where heading.hasPrefix("## `") {
+            for match in route.matches(in: heading, range: NSRange(heading.startIndex..., in: heading)) {
+                let part = { (i: Int) in String(heading[Range(match.range(at: i), in: heading)!]) }
+                documented.append((part(1).lowercased(), part(2)))
+            }
+        }
+        XCTAssertGreaterThan(documented.count, 12)
+        for (method, path) in documented {
+            let named = path.replacingOccurrences(of: "ID", with: "{id}").replacingOccurrences(of: "NAME", with: "{name}")
+            XCTAssertNotNil(paths[named]?[method], "API.md's \(method) \(path) is in openapi.json")
+        }
+    }
+
     func testJobsAreReadAsTheBoardShowsThem() throws {
         let alice = try flat("!room set visibility own", "!job add Plan the surprise party", "!job add Take the bins out @bob",
                              "!comment 2 before eight")

@@ -56,6 +56,12 @@ final class WebAPI {
     func respond(to head: HTTPRequestHead, body: ByteBuffer?) -> EventLoopFuture<WebResponse> {
         let path = WebRequests.path(of: head.uri)
         let request = Request(head: head, body: body, query: Self.query(of: head.uri))
+        if path == "/api/v1/openapi.json", head.method == .GET || head.method == .HEAD {
+            // The API's description (OpenAPI 3.1), for code generators and API browsers: no token.
+            var response = json(.ok, bytes: PackageResources.openapi_json)
+            response.headers.replaceOrAdd(name: "Cache-Control", value: "no-cache")
+            return server.loop.makeSucceededFuture(response)
+        }
         let route: (Caller, Request) throws -> EventLoopFuture<WebResponse>
         switch (head.method, path) {
         case (.GET, "/api/v1/me"), (.HEAD, "/api/v1/me"): route = me
