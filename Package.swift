@@ -90,6 +90,10 @@ let package = Package(
             // The web client, compiled into the binary: nothing to install beside it.
             resources: [
                 .embedInCode("Web/Client/index.html"),
+                .embedInCode("Web/Client/irc.js"),
+                .embedInCode("Web/Client/chat.js"),
+                .embedInCode("Web/Client/jobs.js"),
+                .embedInCode("Web/Client/team.js"),
                 .embedInCode("Web/Client/app.js"),
                 .embedInCode("Web/Client/app.css"),
                 .embedInCode("Web/Client/icon.svg"),

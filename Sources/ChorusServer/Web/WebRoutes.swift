@@ -120,6 +120,10 @@ struct WebClientFiles {
 
     static let files: [Substring: WebClientFiles] = [
         "/": .init(PackageResources.index_html, "text/html; charset=utf-8"),
+        "/irc.js": .init(PackageResources.irc_js, "text/javascript; charset=utf-8"),
+        "/chat.js": .init(PackageResources.chat_js, "text/javascript; charset=utf-8"),
+        "/jobs.js": .init(PackageResources.jobs_js, "text/javascript; charset=utf-8"),
+        "/team.js": .init(PackageResources.team_js, "text/javascript; charset=utf-8"),
         "/app.js": .init(PackageResources.app_js, "text/javascript; charset=utf-8"),
         "/app.css": .init(PackageResources.app_css, "text/css; charset=utf-8"),
         "/icon.svg": .init(PackageResources.icon_svg, "image/svg+xml"),

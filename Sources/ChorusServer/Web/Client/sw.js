@@ -4,7 +4,7 @@
 'use strict';
 
 const CACHE = 'chorus-shell';
-const SHELL = ['/', '/app.js', '/app.css', '/icon.svg', '/client.json', '/manifest.webmanifest'];
+const SHELL = ['/', '/irc.js', '/chat.js', '/jobs.js', '/team.js', '/app.js', '/app.css', '/icon.svg', '/client.json', '/manifest.webmanifest'];
 
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
