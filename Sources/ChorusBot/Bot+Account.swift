@@ -37,7 +37,7 @@ extension Bot {
     }
 
     func token(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!token | !token new [label] | !token revoke <id>"
+        let usage = "!token | !token new [label] | !token renew <label> | !token revoke <id>"
         switch args.next()?.lowercased() {
         case nil, "list":
             let tokens = try accounts.tokens(of: inv.account)
@@ -47,23 +47,33 @@ extension Bot {
                 "  \(t.id) \(t.label) — made \(at.format(t.createdAt, now: inv.now)), "
                     + (t.lastUsedAt.map { "last used \(at.format($0, now: inv.now))" } ?? "never used")
             })
-        case "new":
+        case let verb? where verb == "new" || verb == "renew":
             // An answer to a room command is sent to the asker alone but shown in the room's
             // window, where screens are shared and clients keep their channel logs.
             guard inv.inPrivate else {
                 throw UsageError("A token is a secret: make it in a private message to me, not in a room. Nothing was made.")
             }
+            let label = args.rest()
+            // `renew`: a device or a job that logs in again replaces its own token rather than
+            // piling up new ones (the web client renews its device's at each login).
+            var replaced: [Int64] = []
+            if verb == "renew" {
+                guard !label.isEmpty else { throw UsageError("Name the token to renew by its label. Usage: \(usage)") }
+                replaced = try accounts.tokens(of: inv.account).filter { $0.label == String(label.prefix(AccountToken.maxLabelLength)) }.map(\.id)
+                for id in replaced { _ = try accounts.deleteToken(id, of: inv.account) }
+            }
             let secret = newSecret()
             let token: AccountToken
             do {
-                token = try accounts.issueToken(for: inv.account, label: args.rest(), secret: secret, at: inv.now)
+                token = try accounts.issueToken(for: inv.account, label: label, secret: secret, at: inv.now)
             } catch let error as AccountError {
                 throw UsageError(error.description)
             }
+            let replacing = replaced.isEmpty ? "" : " It replaces token \(replaced.map(String.init).joined(separator: ", ")), now revoked."
             return Outcome(replies: [
                 "Token \(token.id) (\(token.label)): \(secret)",
-                "It is shown this once. A bot logs in with PASS \(inv.account):<token>, or SASL PLAIN with the token as its password; !token revoke \(token.id) ends it.",
-            ])
+                "It is shown this once. A bot logs in with PASS \(inv.account):<token>, or SASL PLAIN with the token as its password; !token revoke \(token.id) ends it." + replacing,
+            ], effects: replaced.map { .revokeToken($0) })
         case "revoke", "rm":
             guard let word = args.next() else { throw UsageError("Missing token id. Usage: \(usage)") }
             guard let id = Int64(word), id > 0 else { throw UsageError("\"\(word)\" is not a token id (a number). Usage: \(usage)") }

@@ -290,8 +290,19 @@ def main():
         check("and it comes back by itself when the server does",
               soon(WebDriverWait(driver, 40), lambda d: d.find_element(By.ID, "status").text == ""))
 
-        # W9: a device that cannot get a token (the account has its 20) says so, not silently later.
+        # W9: logging in again on a device renews its token instead of adding one.
+        driver.execute_script("localStorage.removeItem('chorus.login')")
+        driver.refresh()
+        wait.until(ready.visibility_of_element_located((By.ID, "account")))
+        driver.find_element(By.ID, "account").send_keys("pat")
+        driver.find_element(By.ID, "password").send_keys("pat-password-1\n")
+        wait.until(lambda d: d.execute_script("return localStorage.getItem('chorus.login')"))
         bot = IRCClient(server.plain, "patbot", "pat-password-1", register=False, account="pat")
+        bot.send("PRIVMSG Chorus :!token")
+        listed = bot.wait_for(lambda l: "Your tokens" in l or "no tokens" in l)
+        check("W9 a second login on the same device leaves it one token", listed and "Your tokens (1)" in listed, listed)
+
+        # W9: a device that cannot get a token (the account has its 20) says so, not silently later.
         for n in range(20):
             bot.send(f"PRIVMSG Chorus :!token new bot{n}")
         bot.wait_for(lambda l: "already" in l or ("Token" in l and "bot19" in l))

@@ -20,8 +20,11 @@ function askForCommands() {
 
 function requestToken() {
   state.wantsToken = false;
+  // One token per device: logging in again on it renews that token rather than adding one.
+  let id = localStorage.getItem('chorus.device');
+  if (!id) { id = Math.random().toString(16).slice(2, 8); localStorage.setItem('chorus.device', id); }
   const device = /Mobi/.test(navigator.userAgent) ? 'phone' : 'browser';
-  askBot(`!token new web ${device}`, (lines) => {
+  askBot(`!token renew web ${device} ${id}`, (lines) => {
     for (const m of lines) {
       const found = /^Token (\d+) \(.*\): (chorus-[0-9a-f]{64})$/.exec(m.params.at(-1) || '');
       if (!found) continue;
