@@ -116,6 +116,15 @@ def walk(results, server, width, height, room, sam_nick):
         # Its page: a task added and ticked, a teammate's comment arriving by itself.
         click_fresh(driver, wait, f"#room-view .jobs-list button[data-job='{job}']")
         wait.until(lambda d: f"Job {job}: Paint the fence" in view_text(d))
+        # Edit: the form holds the job's fields; each one changed is its own !edit.
+        click_fresh(driver, wait, f"#room-view button[data-command='!edit {job}']")
+        title = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.job-form input"))
+        check(f"{size}: the edit form holds the job's title", title.get_attribute("value") == "Paint the fence", title.get_attribute("value"))
+        title.clear()
+        title.send_keys("Paint the fence white\n")
+        edited = sam.wait_for(lambda l: "chorus/event=job.edited" in l)
+        check(f"{size}: saving sends !edit and the room hears the new title", edited and "Paint the fence white" in edited, edited)
+        check(f"{size}: the page shows the new title", soon(wait, lambda d: f"Job {job}: Paint the fence white" in view_text(d)))
         type_fresh(driver, wait, "#room-view form.add-task input", "buy paint\n")
         shown = soon(wait, lambda d: "buy paint" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view ul.tasks input[type=checkbox]"))
         check(f"{size}: a task added on the page shows there", shown, view_text(driver)[:300])
@@ -145,7 +154,7 @@ def walk(results, server, width, height, room, sam_nick):
         driver.find_element(By.CSS_SELECTOR, f"#log .card[data-job='{job}'] .open-job").click()
         check(f"{size}: a job's card in the chat opens its page",
               soon(wait, lambda d: d.find_element(By.ID, "tab-jobs").get_attribute("aria-selected") == "true"
-                   and f"Job {job}: Paint the fence" in view_text(d)))
+                   and f"Job {job}: Paint the fence white" in view_text(d)))
         # Chores: whose turn, Done from the card, the week ahead, a shared list.
         driver.find_element(By.ID, "tab-chat").click()
         driver.find_element(By.ID, "line").send_keys(f"!chore add bins every week at 19:00 among {me} {sam_nick}\n")

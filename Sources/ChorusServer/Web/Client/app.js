@@ -113,7 +113,7 @@ function boot() {
   $('#line').oninput = suggest;
   $('#photo-button').onclick = () => pickPhoto();
   for (const tab of document.querySelectorAll('#views button')) {
-    tab.onclick = () => { views.job = null; views.request = null; views.form = false; views.status = ''; showView(tab.dataset.view); };
+    tab.onclick = () => { views.job = null; views.request = null; views.editing = null; views.form = false; views.status = ''; showView(tab.dataset.view); };
   }
   $('#photo-file').onchange = () => { const file = $('#photo-file').files[0]; if (file) uploadPhoto(file); };
   $('#line').onkeydown = (event) => {

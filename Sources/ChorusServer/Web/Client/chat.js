@@ -346,6 +346,7 @@ function select(c) {
   setDrawer(false);
   views.job = null;
   views.request = null;
+  views.editing = null;
   views.form = false;
   views.status = '';
   showView('chat');

@@ -5,7 +5,7 @@
 // is the !command a keyboard user would type, sent to the room, so the rules live in one place.
 
 const JOB_FILTERS = [['Open', { status: 'open' }], ['Mine', { status: 'open', assignee: 'me' }], ['Done', { status: 'completed' }], ['All', {}]];
-const views = { view: 'chat', filter: 'Open', job: null, form: false, refresh: null, status: '', request: null, scope: 'mine' };
+const views = { view: 'chat', filter: 'Open', job: null, form: false, refresh: null, status: '', request: null, scope: 'mine', editing: null };
 
 async function api(path) {
   const saved = loadSaved();
@@ -41,7 +41,7 @@ function openJob(id) {
 
 /// A change of a job in the room on screen: the view reads it again, once for a burst of events.
 function jobChanged(room) {
-  if (views.view === 'chat' || views.form || !state.current) return;
+  if (views.view === 'chat' || views.form || views.editing || !state.current) return;
   // A room's views follow that room's events; Chorus's own views follow whatever concerns the person.
   if (isRoom(state.current.name) ? fold(room || '') !== state.current.key : state.current.key !== fold(state.bot)) return;
   clearTimeout(views.refresh);
@@ -122,7 +122,9 @@ function jobFacts(job) {
 }
 
 async function jobPage(c, id) {
-  const { job, comments, activity } = await api(`/api/v1/jobs/${id}`);
+  const [{ job, comments, activity }, me] = await Promise.all([api(`/api/v1/jobs/${id}`), api('/api/v1/me')]);
+  if (views.editing === id) return [jobEditForm(job)];
+  const manager = me.rooms.some((room) => fold(room.name) === c.key && room.role === 'manager');
   const back = el('button', { type: 'button', className: 'link', textContent: '‹ All jobs' });
   back.onclick = () => { views.job = null; renderJobs(); };
   const mine = job.assignee && fold(job.assignee) === fold(state.account);
@@ -139,6 +141,7 @@ async function jobPage(c, id) {
   if (!job.assignee && isOpen) button('Take it', `!assign ${id} ${state.account}`);
   if (isOpen) button('Add a photo', `!photo ${id}`, () => pickPhoto(`!photo ${id}`));
   if (!isOpen) button('Reopen', `!reopen ${id}`);
+  if (manager || fold(job.creator) === fold(state.account)) button('Edit', `!edit ${id}`, () => { views.editing = id; renderJobs(); });
 
   const tasks = el('ul', { className: 'tasks' });
   job.tasks.forEach((task, i) => {
@@ -169,6 +172,33 @@ async function jobPage(c, id) {
       el('h3', { textContent: 'Activity' }),
       el('ul', { className: 'activity' }, ...activity.map((e) => el('li', { className: 'meta', textContent: `${when(e.at)} — ${e.text}` })))),
   ];
+}
+
+/// A job's fields to change: each one changed is its own `!edit` (or `!assign`, `!unassign`).
+function jobEditForm(job) {
+  const field = (label, input) => el('label', {}, label, input);
+  const local = (iso) => { const d = new Date(iso); d.setMinutes(d.getMinutes() - d.getTimezoneOffset()); return d.toISOString().slice(0, 16); };
+  const title = el('input', { required: true, maxLength: 200, value: job.title });
+  const assignee = el('input', { value: job.assignee || '', placeholder: 'nobody', autocapitalize: 'none', spellcheck: false });
+  const due = el('input', { type: 'datetime-local', value: job.due ? local(job.due) : '' });
+  const description = el('input', { value: job.description || '' });
+  const done = () => { views.editing = null; renderJobs(); };
+  const form = el('form', { className: 'job-form' },
+    el('h2', { textContent: `Edit job ${job.id}` }),
+    field('What needs doing', title), field('Who does it', assignee), field('Due', due), field('Details', description),
+    el('div', { className: 'buttons' }, el('button', { type: 'submit', textContent: 'Save' }),
+      el('button', { type: 'button', className: 'secondary', textContent: 'Cancel', onclick: done })));
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const id = job.id;
+    const who = assignee.value.trim().replace(/^@/, '');
+    if (title.value.trim() && title.value.trim() !== job.title) act(`!edit ${id} title ${title.value.trim()}`);
+    if (description.value.trim() && description.value.trim() !== (job.description || '')) act(`!edit ${id} description ${description.value.trim()}`);
+    if (due.value !== (job.due ? local(job.due) : '')) act(`!edit ${id} due ${due.value ? due.value.replace('T', ' ') : 'none'}`);
+    if (fold(who) !== fold(job.assignee || '')) act(who ? `!assign ${id} ${who}` : `!unassign ${id}`);
+    done();
+  };
+  return form;
 }
 
 /// A new job, as `!job add <title> [@assignee] [due <when>] [-- <description>]`.
