@@ -15,7 +15,7 @@ Usage: Tests/browser/web_views_test.py [path/to/chorusd] [screenshot.png]
 import sys
 import time
 
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
@@ -49,7 +49,7 @@ def click_fresh(driver, wait, selector):
         try:
             wait.until(ready.element_to_be_clickable((By.CSS_SELECTOR, selector))).click()
             return True
-        except StaleElementReferenceException:
+        except (StaleElementReferenceException, ElementNotInteractableException):
             continue
     return False
 
@@ -60,7 +60,7 @@ def type_fresh(driver, wait, selector, text):
         try:
             wait.until(ready.element_to_be_clickable((By.CSS_SELECTOR, selector))).send_keys(text)
             return True
-        except StaleElementReferenceException:
+        except (StaleElementReferenceException, ElementNotInteractableException):
             continue
     return False
 
@@ -74,7 +74,7 @@ def walk(results, server, width, height, room, sam_nick):
     driver = phone_browser(width, height)
     try:
         # The views are drawn anew on each change: an element found a moment ago may be gone.
-        wait = WebDriverWait(driver, WAIT, ignored_exceptions=[StaleElementReferenceException])
+        wait = WebDriverWait(driver, WAIT, ignored_exceptions=[StaleElementReferenceException, ElementNotInteractableException])
         driver.get(f"https://127.0.0.1:{server.web}/")
         wait.until(ready.visibility_of_element_located((By.ID, "account")))
         driver.find_element(By.ID, "register-button").click()
