@@ -144,6 +144,24 @@ def phone_browser(width=375, height=800):
     return webdriver.Chrome(options=options)
 
 
+def soon(wait, condition):
+    """The condition's value once it holds, or None when it does not within the wait: a check that
+    fails is counted and the walk-through goes on."""
+    from selenium.common.exceptions import TimeoutException
+    try:
+        return wait.until(condition)
+    except TimeoutException:
+        return None
+
+
+def end_walk(results, driver, screenshot, width=375):
+    """What a walk-through checks last: nothing wider than the screen; then its screenshot."""
+    scroll = driver.execute_script("return document.documentElement.scrollWidth")
+    results.check(f"nothing is wider than a {width} px screen", scroll <= width, scroll)
+    driver.save_screenshot(screenshot)
+    print(f"screenshot: {screenshot}", flush=True)
+
+
 def report_failure(results, driver, error, screenshot):
     """A step that timed out or broke: counted and shown, so the rest is cleaned up."""
     results.check("the walk-through ran to the end", False, repr(error))

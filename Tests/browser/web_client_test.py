@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure
+from harness import WAIT, IRCClient, Results, Server, end_walk, phone_browser, report_failure, soon
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-client.png"
@@ -104,10 +104,7 @@ def main():
         listed = wait.until(lambda d: "sam" in d.find_element(By.ID, "people").get_attribute("textContent"))
         check("after a reload the private conversations are listed again, whoever is online", listed)
 
-        width = driver.execute_script("return document.documentElement.scrollWidth")
-        check("nothing is wider than a 375 px screen", width <= 375, width)
-        driver.save_screenshot(SCREENSHOT)
-        print(f"screenshot: {SCREENSHOT}", flush=True)
+        end_walk(results, driver, SCREENSHOT)
     except Exception as error:
         report_failure(results, driver, error, SCREENSHOT)
     finally:

@@ -20,12 +20,11 @@ import sys
 import threading
 import time
 
-from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure
+from harness import WAIT, IRCClient, Results, Server, end_walk, phone_browser, report_failure, soon
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-phone.png"
@@ -52,15 +51,6 @@ return [...document.querySelectorAll(arguments[0])]
   .filter((n) => n.offsetParent !== null && !n.disabled && n.textContent.trim())
   .map((n) => [n.textContent.trim().slice(0, 30), Math.round(ratio(n) * 100) / 100]);
 """
-
-
-def soon(wait, condition):
-    """The condition's value once it holds, or None when it does not within the wait: a check that
-    fails is counted and the walk-through goes on."""
-    try:
-        return wait.until(condition)
-    except TimeoutException:
-        return None
 
 
 def log_text(driver):
@@ -317,10 +307,7 @@ def main():
         said = soon(wait, lambda d: "could not keep you logged in" in log_text(d))
         check("W9 a login that could not be kept says so at once", said)
 
-        width = driver.execute_script("return document.documentElement.scrollWidth")
-        check("nothing is wider than a 375 px screen", width <= 375, width)
-        driver.save_screenshot(SCREENSHOT)
-        print(f"screenshot: {SCREENSHOT}", flush=True)
+        end_walk(results, driver, SCREENSHOT)
     except Exception as error:
         report_failure(results, driver, error, SCREENSHOT)
     finally:

@@ -15,12 +15,12 @@ Usage: Tests/browser/web_views_test.py [path/to/chorusd] [screenshot.png]
 import sys
 import time
 
-from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure
+from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure, soon
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-views.png"
@@ -34,13 +34,6 @@ return [...document.querySelectorAll('button, input:not([type=hidden]), select, 
   .filter((n) => n.offsetParent !== null && !n.closest('[inert]') && !n.classList.contains('offscreen') && !named(n))
   .map((n) => n.outerHTML.slice(0, 80));
 """
-
-
-def soon(wait, condition):
-    try:
-        return wait.until(condition)
-    except TimeoutException:
-        return None
 
 
 def click_fresh(driver, wait, selector):

@@ -48,6 +48,14 @@ function jobChanged(room) {
   views.refresh = setTimeout(renderJobs, 150);
 }
 
+/// A button that sends `command` from a view (or runs `run` instead), named by its command for tests.
+function actButton(label, command, className = '', run = null) {
+  const b = el('button', { type: 'button', textContent: label, className });
+  if (command) b.dataset.command = command;
+  if (run || command) b.onclick = run || (() => act(command));
+  return b;
+}
+
 /// Sends a command from a view, and says there what Chorus answered (a refusal, most often).
 function act(text) {
   views.status = '';
@@ -130,12 +138,7 @@ async function jobPage(c, id) {
   const mine = job.assignee && fold(job.assignee) === fold(state.account);
   const isOpen = ['created', 'assigned', 'in-progress'].includes(job.status);
   const buttons = el('div', { className: 'buttons' });
-  const button = (label, command, run = () => act(command)) => {
-    const b = el('button', { type: 'button', textContent: label });
-    b.dataset.command = command;
-    b.onclick = run;
-    buttons.append(b);
-  };
+  const button = (label, command, run = null) => buttons.append(actButton(label, command, '', run));
   if (mine && (job.status === 'created' || job.status === 'assigned')) button('Start', `!start ${id}`);
   if (mine && isOpen) button('Done', `!done ${id}`);
   if (!job.assignee && isOpen) button('Take it', `!assign ${id} ${state.account}`);

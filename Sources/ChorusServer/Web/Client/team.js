@@ -9,11 +9,6 @@ async function choresPage(c) {
     api(`/api/v1/chores?room=${room}`), api(`/api/v1/agenda?days=7&room=${room}`), api(`/api/v1/lists?room=${room}`)]);
   const me = fold(state.account);
   const section = (title, ...children) => el('section', { className: 'panel-section' }, el('h3', { textContent: title }), ...children);
-  const button = (label, command, onclick = () => act(command)) => {
-    const b = el('button', { type: 'button', textContent: label, onclick });
-    b.dataset.command = command;
-    return b;
-  };
 
   const cards = chores.map((chore) => {
     const mine = chore.turn && fold(chore.turn) === me;
@@ -26,7 +21,7 @@ async function choresPage(c) {
       el('p', { className: 'turn', textContent: chore.turn ? `${mine ? 'Your' : `${chore.turn}'s`} turn${chore.due ? `, due ${when(chore.due)}` : ''}` : 'Nobody is in its rotation.' }),
       el('p', { className: 'meta', textContent: `${chore.every} · ${chore.rotation.join(' → ')}` }),
       el('div', { className: 'buttons' },
-        button('Done', `!done ${chore.name}`), mine ? button('Skip', `!skip ${chore.name}`) : null,
+        actButton('Done', `!done ${chore.name}`), mine ? actButton('Skip', `!skip ${chore.name}`) : null,
         chore.rotation.some((name) => fold(name) === me) && others.length ? swap : null));
     node.dataset.chore = chore.name;
     if (mine) node.classList.add('mine');
@@ -133,12 +128,6 @@ async function timePage() {
     el('section', { className: 'panel-section' }, el('h3', { textContent: 'The last seven days' }), chart),
     el('section', { className: 'panel-section' }, el('h3', { textContent: report.heading }), report.rows.length ? table : el('p', { className: 'meta', textContent: 'Nothing tracked this week yet.' })),
     el('section', { className: 'panel-section' }, el('h3', { textContent: 'Today' }), entries.childElementCount ? entries : el('p', { className: 'meta', textContent: 'No entries today.' }))];
-}
-
-function actButton(label, command, className = '') {
-  const b = el('button', { type: 'button', textContent: label, className });
-  if (command) { b.dataset.command = command; b.onclick = () => act(command); }
-  return b;
 }
 
 /// What is the person's to do, across their rooms.
