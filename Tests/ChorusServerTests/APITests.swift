@@ -65,6 +65,17 @@ final class APITests: XCTestCase {
         return Answer(status: status, headers: headers, json: json)
     }
 
+    /// #flat where members see their own jobs only: alice's job 1, and job 2 given to bob.
+    func ownVisibilityFlat() throws -> TestClient {
+        let alice = try flat("!room set visibility own")
+        try alice.take("visibility") { ($0.params.last ?? "").contains("visibility") && ($0.params.last ?? "").contains("own") }
+        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
+        try alice.take("job 1") { ($0.params.last ?? "").contains("created job 1") }
+        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
+        try alice.take("job 2") { ($0.params.last ?? "").contains("created job 2") }
+        return alice
+    }
+
     func events(_ answer: Answer) -> [[String: Any]] { answer.json["events"] as? [[String: Any]] ?? [] }
 
     func testATokensAccountRunsACommandInItsRoomAndReadsTheEventsItHears() throws {
@@ -98,12 +109,7 @@ final class APITests: XCTestCase {
 
     func testTheFeedHoldsOnlyWhatTheAccountWouldHear() throws {
         try server.addAccount("carol", "carol-password")
-        let alice = try flat("!room set visibility own")
-        try alice.take("visibility") { ($0.params.last ?? "").contains("visibility") && ($0.params.last ?? "").contains("own") }
-        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
-        try alice.take("job 1") { ($0.params.last ?? "").contains("created job 1") }
-        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
-        try alice.take("job 2") { ($0.params.last ?? "").contains("created job 2") }
+        let alice = try ownVisibilityFlat()
         alice.send("JOIN #other")
         alice.send("PRIVMSG #other :!job add Elsewhere")
         try alice.take("job 3") { ($0.params.last ?? "").contains("created job 3") }
@@ -123,12 +129,7 @@ final class APITests: XCTestCase {
 
     /// The same feed over IRC, for a bot that speaks IRC: `CHATHISTORY AFTER Chorus msgid=e<id>`.
     func testTheFeedOverIRCHoldsTheSameEventsByTheSameIDs() throws {
-        let alice = try flat("!room set visibility own")
-        try alice.take("visibility") { ($0.params.last ?? "").contains("visibility") && ($0.params.last ?? "").contains("own") }
-        alice.send("PRIVMSG #flat :!job add Plan the surprise party")
-        try alice.take("job 1") { ($0.params.last ?? "").contains("created job 1") }
-        alice.send("PRIVMSG #flat :!job add Take the bins out @bob")
-        try alice.take("job 2") { ($0.params.last ?? "").contains("created job 2") }
+        let alice = try ownVisibilityFlat()
         let api = events(try call("GET", "/api/v1/events?after=0", token: try token("bob"))).compactMap { $0["id"] as? Int }
 
         let bob = try server.connect(as: "bob", caps: ["message-tags", "batch", "draft/chathistory", "server-time"])
