@@ -20,6 +20,7 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
         server.loop.execute {
             for change in batch {
                 let asker = change.origin as? Asker
+                if !change.outcome.refused { asker?.committed?() }
                 for delivery in change.deliveries { server.deliver(delivery, reply: asker?.reply) }
                 server.carryOut(change.outcome.effects, askedBy: asker?.reply.client)
                 asker?.answer.succeed(change.outcome)
@@ -35,10 +36,14 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
 final class Asker {
     let reply: Reply
     let answer: EventLoopPromise<Outcome>
+    /// What the transport says of the change itself once it is committed (a member's KICK or
+    /// MODE), before the change's events: the room reads the KICK, then whose turn it is now.
+    let committed: (() -> Void)?
 
-    init(reply: Reply, answer: EventLoopPromise<Outcome>) {
+    init(reply: Reply, answer: EventLoopPromise<Outcome>, committed: (() -> Void)? = nil) {
         self.reply = reply
         self.answer = answer
+        self.committed = committed
     }
 }
 

@@ -127,5 +127,11 @@ public struct Outcome: Sendable {
 
     /// What a command's asker is told when its batch could not be committed: a refusal, so no
     /// caller takes it for done.
+    /// The code of a refusal that is the store's, not the rules': the write failed, nothing changed.
+    public static let cannotSave = "CANNOT_SAVE"
+
+    /// Whether nothing changed because the store could not write, rather than by a rule.
+    public var couldNotSave: Bool { refused && (code == Self.cannotSave || code == "TEMPORARILY_UNAVAILABLE") }
+
     public static let notCommitted = Outcome.refusal("Sorry, that did not work. Nothing was changed.", code: "TEMPORARILY_UNAVAILABLE")
 }

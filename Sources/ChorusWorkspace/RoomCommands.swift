@@ -63,7 +63,8 @@ public struct MembershipChange: WorkspaceCommand {
         } catch let error as JobError {
             return .refusal(error.description)
         } catch {
-            return .refusal("Sorry, that did not work (\(error)). Nothing was changed.")
+            // The store refused the write (a full disk, a lost database): not the room's rules.
+            return .refusal("The server could not save that, so nothing changed; try again later (\(error))", code: Outcome.cannotSave)
         }
     }
 }

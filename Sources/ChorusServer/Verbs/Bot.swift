@@ -62,9 +62,10 @@ extension IRCServer {
     }
 
     /// Runs `command` through the Workspace; its outcome comes back on the loop, with its events
-    /// and effects carried out just before, in the same turn (`IRCEventSink`).
-    func perform(_ command: any WorkspaceCommand, for reply: Reply) -> EventLoopFuture<Outcome> {
-        let asker = Asker(reply: reply, answer: loop.makePromise(of: Outcome.self))
+    /// and effects carried out just before, in the same turn (`IRCEventSink`), and `committed`
+    /// before them when it was not refused.
+    func perform(_ command: any WorkspaceCommand, for reply: Reply, committed: (() -> Void)? = nil) -> EventLoopFuture<Outcome> {
+        let asker = Asker(reply: reply, answer: loop.makePromise(of: Outcome.self), committed: committed)
         // The line that typed the command is stored before what the command makes: history's
         // order is the order other processes deliver in.
         flushHistory()

@@ -370,7 +370,24 @@ extension IRCServer {
                 }
                 continue
             }
-            leave(room, target, reason: reason, kickedBy: Kicker(client), reply: reply)
+            guard let account = target.account, room.memberships[account.key] != nil else {
+                // A guest's presence is all there is of it in the room: told, then gone.
+                leave(room, target, reason: reason, kickedBy: Kicker(client), reply: reply)
+                continue
+            }
+            kickMember(account, from: room, reason: reason, by: client, reply: reply)
+        }
+    }
+
+    /// KICK of a member: the membership ends by the room's rules (their turns pass on, their jobs
+    /// there go back), and once that is stored every connection of theirs here leaves the room.
+    private func kickMember(_ account: Login, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
+        let kicker = Kicker(client)
+        changeMembership(.leave(account.name, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {
+            room.memberships[account.key] = nil  // ended: `leave` has nothing more to store
+            for connection in self.registry.connections(ofAccount: account.key) where room.contains(connection) {
+                self.leave(room, connection, reason: reason, kickedBy: kicker, reply: reply)
+            }
         }
     }
 
@@ -379,7 +396,7 @@ extension IRCServer {
     /// no membership, is taken out by an order to their process.
     private func kickElsewhere(_ user: PresenceRecord, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
         guard let account = user.account else { return kickGuestElsewhere(user, from: room, reason: reason, by: client, reply: reply) }
-        workspace.run(MembershipChange.leave(account, room: room.key, by: client.account?.name ?? client.nick))
+        changeMembership(.leave(account, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {}
     }
 
     /// INVITE of an account that is not connected, through the room's rules (`MembershipChange.add`).

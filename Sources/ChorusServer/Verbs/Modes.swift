@@ -65,6 +65,7 @@ extension IRCServer {
             let isOp = room.isOp(client)
             var adding = true
             var applied: [(Character, Character, String?)] = []  // sign, mode, arg
+            var memberRoles: [RoleChange] = []
             var changedRoom = false
             var changes = 0
             for ch in m.params[1] {
@@ -104,18 +105,21 @@ extension IRCServer {
                         reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                         continue
                     }
-                    var status = room.status(of: target) ?? []
                     let flag: LiveRoom.Status = ch == "o" ? .op : .voice
+                    if let account = target.account, room.memberships[account.key] != nil {
+                        // A member's role is stored first (`storeRoles`): flags gathered per member.
+                        let i = memberRoles.firstIndex { $0.target === target }
+                            ?? { memberRoles.append(RoleChange(target: target, account: account)); return memberRoles.count - 1 }()
+                        guard memberRoles[i].wanted(in: room).contains(flag) != adding else { continue }
+                        memberRoles[i].flags.append((adding ? "+" : "-", ch))
+                        continue
+                    }
+                    // A guest's status is presence only: given at once.
+                    var status = room.status(of: target) ?? []
                     guard status.contains(flag) != adding else { continue }
                     if adding { status.insert(flag) } else { status.remove(flag) }
                     room.setStatus(target, status)
                     presenceChanged(target)
-                    if let account = target.account?.name {
-                        // Roles are remembered, by the room's rules: a manager stays a manager across
-                        // reconnects, and the room hears who became one.
-                        workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
-                                                            of: account, in: room.key, by: client.account?.name))
-                    }
                     applied.append((adding ? "+" : "-", ch, target.nick))
                 case "k":
                     guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return nil }
@@ -170,13 +174,50 @@ extension IRCServer {
                 if changes >= 4 + 8 { break }  // a generous bound on one line's work
             }
 
-            // Roles are live at once (and stored by the room's rules); the room's own modes and
-            // bans are told once saved.
+            // A guest's status is live at once; a member's role and the room's own modes and
+            // bans are told once stored.
             let roles = applied.filter { $0.1 == "o" || $0.1 == "v" }
             let settings = applied.filter { $0.1 != "o" && $0.1 != "v" }
             self.tellModes(roles, in: room, by: client, reply: reply)
+            self.storeRoles(memberRoles, in: room, by: client, reply: reply)
             guard changedRoom else { return nil }
             return { self.tellModes(settings, in: room, by: client, reply: reply) }
+        }
+    }
+
+    /// MODE ±o/±v of one member, in one line: the flags, in the order given.
+    private struct RoleChange {
+        let target: Client
+        let account: Login
+        var flags: [(sign: Character, letter: Character)] = []
+
+        /// The status the flags give, from `status`.
+        func applied(to status: LiveRoom.Status) -> LiveRoom.Status {
+            var status = status
+            for (sign, letter) in flags {
+                let flag: LiveRoom.Status = letter == "o" ? .op : .voice
+                if sign == "+" { status.insert(flag) } else { status.remove(flag) }
+            }
+            return status
+        }
+
+        func wanted(in room: LiveRoom) -> LiveRoom.Status { applied(to: room.status(of: target) ?? []) }
+    }
+
+    /// Members' roles, stored by the room's rules (a manager stays one across reconnects, and the
+    /// room hears who became one); each member's status changes, and the room hears its MODE, once
+    /// their role is stored. A refusal or a failed write is the setter's to hear.
+    private func storeRoles(_ changes: [RoleChange], in room: LiveRoom, by client: Client, reply: Reply) {
+        for change in changes where !change.flags.isEmpty {
+            let wanted = change.wanted(in: room)
+            let stored = MembershipChange.role(wanted.contains(.op) ? .manager : .member, voiced: wanted.contains(.voice),
+                                               of: change.account.name, in: room.key, by: client.account?.name)
+            changeMembership(stored, in: room, reply: reply) {
+                guard room.contains(change.target) else { return }
+                room.setStatus(change.target, change.applied(to: room.status(of: change.target) ?? []))
+                self.presenceChanged(change.target)
+                self.tellModes(change.flags.map { ($0.sign, $0.letter, change.target.nick) }, in: room, by: client, reply: reply)
+            }
         }
     }
 
@@ -210,7 +251,7 @@ extension IRCServer {
         }
         var status = LiveRoom.Status(letters: user.rooms[room.key] ?? "")
         if adding { status.insert(flag) } else { status.remove(flag) }
-        workspace.run(MembershipChange.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
-                                            of: account, in: room.key, by: client.account?.name))
+        changeMembership(.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
+                               of: account, in: room.key, by: client.account?.name), in: room, reply: reply) {}
     }
 }
