@@ -93,6 +93,16 @@ public protocol Store: Sendable {
     func latestPhoto(of account: String, since time: Date) throws -> Photo?
     func photosUploaded(by account: String, since time: Date) throws -> Int
 
+    // Devices' Web Push subscriptions (`PushSubscription`), one an endpoint.
+    /// Keeps the subscription, or updates the one with its endpoint (a device subscribing again,
+    /// or under another account): the saved row.
+    func savePushSubscription(_ subscription: PushSubscription) throws -> PushSubscription
+    func pushSubscriptions(of account: String) throws -> [PushSubscription]
+    /// False when `account` has no subscription at `endpoint`.
+    func deletePushSubscription(endpoint: String, of account: String) throws -> Bool
+    /// A subscription the push service says is gone (404, 410).
+    func deletePushSubscription(_ id: Int64) throws
+
     // What each account has seen (keys: `Account.key`)
     /// When the account's last connection ended; nil if none has.
     func lastSeen(of account: String) throws -> Date?

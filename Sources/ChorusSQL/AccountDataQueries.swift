@@ -15,7 +15,7 @@ extension SQLRoomStore {
             for table in ["held_lines WHERE account", "account_tokens WHERE account", "contractor_skills WHERE account_key",
                           "contractors WHERE account_key", "account_presence WHERE account_key", "read_markers WHERE account_key",
                           "memberships WHERE account", "account_settings WHERE account", "queued_events WHERE account",
-                          "calendar_feeds WHERE account"] {
+                          "calendar_feeds WHERE account", "push_subscriptions WHERE account"] {
                 try c.run("DELETE FROM \(table) = ?", [key])
             }
             forgetAll()
@@ -77,6 +77,7 @@ extension SQLRoomStore {
             ("account_tokens", "id, label, created_at, last_used_at", "account = ?", [key]),
             ("calendar_feeds", "id, room, created_at", "account = ?", [key]),
             ("photos", "id, kind, created_at", "account = ?", [key]),
+            ("push_subscriptions", "id, endpoint, created_at", "account = ?", [key]),
             ("account_presence", "last_seen", "account_key = ?", [key]),
             ("memberships", "room, role, voiced, since, away_until", "account = ?", [key]),
             ("read_markers", "target, at", "account_key = ?", [key]),

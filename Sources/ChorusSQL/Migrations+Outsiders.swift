@@ -2,7 +2,7 @@ import Foundation
 
 extension Migrations {
     /// v22 on: what accounts leave behind, and the doors to programs outside (calendar feeds,
-    /// webhooks) with the key they are signed with.
+    /// webhooks, photos, push) with the key they are signed with.
     static let accountsAndOutsiders: [Migration] = [
         // A deleted account stays as a tombstone, wiped (`AccountData`): its name is never given to
         // anyone else, so what the team keeps under it never becomes a newcomer's.
@@ -71,6 +71,19 @@ extension Migrations {
               created_at INTEGER NOT NULL
             );
             CREATE INDEX photos_account ON photos(account, created_at)
+            """),
+        // Devices' Web Push subscriptions (`PushSubscription`): one a push endpoint; the keys as
+        // the browser gives them (base64url).
+        Migration(27, "v27: push subscriptions", both: """
+            CREATE TABLE push_subscriptions (
+              id INTEGER PRIMARY KEY AUTOINCREMENT,
+              account TEXT NOT NULL,
+              endpoint TEXT NOT NULL UNIQUE,
+              p256dh TEXT NOT NULL,
+              auth TEXT NOT NULL,
+              created_at INTEGER NOT NULL
+            );
+            CREATE INDEX push_subscriptions_account ON push_subscriptions(account)
             """),
     ]
 }

@@ -23,6 +23,7 @@ struct Caps: OptionSet, Hashable {
     static let chghost = Caps(rawValue: 1 << 18)
     static let extendedMonitor = Caps(rawValue: 1 << 19)
     static let readMarker = Caps(rawValue: 1 << 20)
+    static let webPush = Caps(rawValue: 1 << 21)
 
     /// Name, bit, and the value advertised with `CAP LS 302` (nil: no value).
     static let all: [(name: String, cap: Caps, value: String?)] = [
@@ -44,6 +45,7 @@ struct Caps: OptionSet, Hashable {
         ("sasl", .sasl, "PLAIN"),
         ("server-time", .serverTime, nil),
         ("setname", .setname, nil),
+        ("soju.im/webpush", .webPush, nil),
         ("standard-replies", .standardReplies, nil),
         ("userhost-in-names", .userhostInNames, nil),
     ]

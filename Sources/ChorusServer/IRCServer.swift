@@ -60,6 +60,8 @@ public final class IRCServer: @unchecked Sendable {
     lazy var api = WebAPI(server: self)
     /// Rooms' webhooks, delivered beside the Workspace.
     private(set) var webhooks: WebhookDeliverer?
+    /// Web Push to the devices of accounts with no connection open (soju.im/webpush).
+    private(set) var push: PushDeliverer?
     /// Lines held for clients whose join's history replay is being read (`Client.replaysReading`):
     /// here rather than in `Client`, as few connections ever have any.
     var heldLive: [ObjectIdentifier: ByteBuffer] = [:]
@@ -205,9 +207,12 @@ public final class IRCServer: @unchecked Sendable {
         if let base = config.webURL ?? webAddress.map({ "https://\(config.serverName):\($0.port ?? 8443)" }) {
             reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try linkKey()))
         }
+        let push = try PushDeliverer(store: store, contact: config.pushContact ?? "https://\(config.serverName)",
+                                     allowPrivate: config.pushToPrivate, logger: logger)
         try loop.submit {
+            self.push = push
             // Clients upload pictures to the web side (`draft/FILEHOST`), once its address is known.
-            self.welcome = Welcome(config: self.config, createdAt: self.welcome.createdAt, fileHost: self.fileHost)
+            self.welcome = Welcome(config: self.config, createdAt: self.welcome.createdAt, fileHost: self.fileHost, vapid: push.vapidKey)
             self.listening = true
         }.wait()
         let tick = TimeAmount.milliseconds(Int64(min(5.0, config.pingTimeout / 4, config.registrationTimeout / 4) * 1000))

@@ -2,8 +2,9 @@ import ChorusIRC
 
 /// RPL_ISUPPORT (005) tokens: what clients may assume about this server.
 enum ISupport {
-    /// `fileHost`: where clients upload pictures (`draft/FILEHOST`), when there is a web side.
-    static func tokens(_ config: ServerConfig, fileHost: String? = nil) -> [String] {
+    /// `fileHost`: where clients upload pictures (`draft/FILEHOST`), when there is a web side;
+    /// `vapid`: the key push messages are signed with (`VAPID`, soju.im/webpush).
+    static func tokens(_ config: ServerConfig, fileHost: String? = nil, vapid: String? = nil) -> [String] {
         [
             "AWAYLEN=\(Limits.awayLength)",
             "BOT=B",
@@ -29,6 +30,6 @@ enum ISupport {
             "USERLEN=10",
             "UTF8ONLY",
             "WHOX",
-        ] + (fileHost.map { ["draft/FILEHOST=\($0)"] } ?? [])
+        ] + (vapid.map { ["VAPID=\($0)"] } ?? []) + (fileHost.map { ["draft/FILEHOST=\($0)"] } ?? [])
     }
 }

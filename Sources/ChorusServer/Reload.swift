@@ -46,6 +46,7 @@ extension IRCServer {
         RestartOnly("web-plain", \.webPlain), RestartOnly("service-nick", \.serviceNick),
         RestartOnly("timezone", \.timeZone), RestartOnly("reminder-interval", \.reminderInterval),
         RestartOnly("password-cost", \.passwordCost), RestartOnly("password-min-length", \.passwordMinLength),
+        RestartOnly("push-contact", \.pushContact), RestartOnly("push-to-private", \.pushToPrivate),
     ]
 
     /// Takes `new` (the config file read again, with the command line's flags over it). Returns the
@@ -62,7 +63,7 @@ extension IRCServer {
         // What runs keeps its settings until the restart, so that it stays consistent.
         for setting in Self.restartOnly { setting.keep(&next, old) }
         config = next
-        welcome = Welcome(config: next, createdAt: welcome.createdAt, fileHost: fileHost)
+        welcome = Welcome(config: next, createdAt: welcome.createdAt, fileHost: fileHost, vapid: push?.vapidKey)
         if old.certificatePath != next.certificatePath || old.keyPath != next.keyPath || CertificateStamp(next) != certificateStamp {
             reloadCertificate(because: "the configuration was reloaded")
         }

@@ -94,6 +94,13 @@ public struct ServerConfig: Sendable {
     /// Whether webhooks may reach loopback, private and link-local addresses, and plain `http://`
     /// (a receiver on the team's own network); off, they reach public HTTPS addresses only.
     public var webhooksToPrivate = false
+    /// Whether push messages may go to push services on loopback, private and link-local
+    /// addresses and over plain `http://` (a UnifiedPush server such as ntfy on the team's own
+    /// network); off, to public HTTPS push services only (those of Chrome, Firefox and Safari).
+    public var pushToPrivate = false
+    /// How a push service reaches this server's operator (VAPID's `sub`: a `mailto:` or `https:`
+    /// URL); `https://<server name>` unless set.
+    public var pushContact: String?
     /// The wait before a failed webhook delivery is tried again, doubling each time up to an hour.
     public var webhookRetry: Double = 5
     /// Requests a token may make to the JSON API in a second, saving up twice as many. 0: no limit.
@@ -253,6 +260,14 @@ extension ServerConfig {
             case "webhooks-to-private":
                 guard ["on", "off"].contains(value) else { throw ConfigError("\(path):\(number + 1): webhooks-to-private is on or off") }
                 webhooksToPrivate = value == "on"
+            case "push-to-private":
+                guard ["on", "off"].contains(value) else { throw ConfigError("\(path):\(number + 1): push-to-private is on or off") }
+                pushToPrivate = value == "on"
+            case "push-contact":
+                guard value.hasPrefix("mailto:") || value.hasPrefix("https://") else {
+                    throw ConfigError("\(path):\(number + 1): push-contact is a mailto: or https:// URL")
+                }
+                pushContact = value
             case "registrations-per-hour": registrationsPerHour = try int()
             case "api-rate": apiRequestsPerSecond = try int()
             case "history-replay": historyReplayLines = try int()

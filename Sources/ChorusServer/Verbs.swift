@@ -58,6 +58,8 @@ enum Verbs {
         // History (Verbs/History.swift)
         "CHATHISTORY": Verb(1, IRCServer.handleChathistory),
         "MARKREAD": Verb(0, IRCServer.handleMarkread),
+        // A device's notifications (Verbs/WebPush.swift)
+        "WEBPUSH": Verb(1, IRCServer.handleWebpush),
         // Operators (Verbs/Operators.swift)
         "OPER": Verb(2, IRCServer.handleOper),
         "KILL": Verb(2, IRCServer.handleKill),

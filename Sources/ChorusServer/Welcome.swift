@@ -16,11 +16,11 @@ struct Welcome {
     /// Each 372 line's parameter after the nick, written (`- ` included); empty when there is no MOTD.
     let motd: [[UInt8]]
 
-    init(config: ServerConfig, createdAt: Date, fileHost: String? = nil) {
+    init(config: ServerConfig, createdAt: Date, fileHost: String? = nil, vapid: String? = nil) {
         created = "\(createdAt)"
         self.createdAt = createdAt
         numericSource = Array(":\(config.serverName) ".utf8)
-        isupport = ISupport.tokens(config, fileHost: fileHost).chunks(ofCount: 12).map { Welcome.written($0 + ["are supported by this server"]) }
+        isupport = ISupport.tokens(config, fileHost: fileHost, vapid: vapid).chunks(ofCount: 12).map { Welcome.written($0 + ["are supported by this server"]) }
         motd = config.motd.isEmpty ? []
             : config.motd.split(separator: "\n", omittingEmptySubsequences: false).map { Welcome.written(["- " + $0]) }
     }

@@ -114,8 +114,11 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
         var f = Figures()
         f.add("guessing connections", Double(guessers), "", digits: 0)
         f.add("real login, quiet: median", median(quiet) * 1000, "ms")
+        f.add("real login, quiet: p99", percentile(quiet, 0.99) * 1000, "ms")
         f.add("real login, under guessing: median", median(loud) * 1000, "ms")
+        f.add("real login, under guessing: p99", percentile(loud, 0.99) * 1000, "ms")
         f.add("real login, under guessing: max", (loud.max() ?? .nan) * 1000, "ms")
+        f.add("p99 under guessing / p99 quiet", percentile(loud, 0.99) / percentile(quiet, 0.99), "×", digits: 2)
         f.add("guesses answered per second", Double(guessed) / elapsed, "/s", digits: 0)
         f.add("guesses refused at once (throttled), in all", Double(bench.on { self.refusedAtOnce }), "", digits: 0)
         f.add("server CPU while guessing", cpu.total / elapsed * 100, "% of a core", digits: 0)
@@ -123,4 +126,9 @@ final class LoginsScenario: LineSink, @unchecked Sendable {
     }
 
     private func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
+
+    /// The nearest-rank percentile: with 100 logins, p99 is the 99th fastest.
+    private func percentile(_ xs: [Double], _ p: Double) -> Double {
+        xs.sorted()[max(0, Int((p * Double(xs.count)).rounded(.up)) - 1)]
+    }
 }

@@ -126,6 +126,13 @@ extension IRCServer {
                 let id = event.id, away = offline
                 persist("queued event") { store in try store.queueEvent(id, for: away) }
             }
+            // Whoever could not be told, at the commit or now, hears it on their devices.
+            let unheard = delivery.queued + offline
+            if !unheard.isEmpty {
+                let line = text ?? eventLine(event)
+                push(Outgoing(Message(source: serviceSource, "NOTICE", [config.serviceNick, line]), time: t, msgid: ids.next(at: t),
+                              account: config.serviceNick, clientTags: tags), to: unheard, urgent: false)
+            }
         }
         // Those who were not connected at the commit find the event queued for them: told now
         // too (they may have just come in), they would hear it twice.

@@ -30,7 +30,7 @@ extension IRCServer {
         let text = m.params.count > 1 ? m.params[1] : ""
         // Private lines kept for accounts nobody is connected as (target, msgid): the sender hears
         // so once they are stored.
-        var held: [(target: String, msgid: String)] = []
+        var held: [HeldLine] = []
         if !isTagMsg && text.isEmpty {
             if !quiet { reply.numeric(.noTextToSend, "No text to send") }
             return
@@ -130,7 +130,7 @@ extension IRCServer {
     /// (301). Only between accounts: a guest's line has no one to keep it for. False when the
     /// target is no account, or for a NOTICE or TAGMSG to an account nobody is connected as.
     private func messageAccount(_ out: Outgoing, msgid: String, text: String, from client: Client, reply: Reply,
-                                held: inout [(target: String, msgid: String)], only recipients: (Client) -> Bool) -> Bool {
+                                held: inout [HeldLine], only recipients: (Client) -> Bool) -> Bool {
         let target = out.message.params[0], key = Account.key(target), command = out.message.command
         guard accountKeys.contains(key) else { return false }
         let connections = registry.connections(ofAccount: key)
@@ -154,7 +154,7 @@ extension IRCServer {
         } else if elsewhere {
             recordRelayedLine(out, text: text, from: client, target: target)  // a guest's line, or tags only
         }
-        if connections.isEmpty && !elsewhere { held.append((target, msgid)) }
+        if connections.isEmpty && !elsewhere { held.append(HeldLine(target: target, msgid: msgid, line: out)) }
         return true
     }
 
@@ -176,14 +176,24 @@ extension IRCServer {
     /// Keeps the lines for accounts nobody is connected as, after their history lines, and only
     /// then tells the sender they will arrive (301): what a sender was told, is kept. The answer
     /// waits for the write; a line that could not be kept is said to be so.
-    private func keepHeld(_ held: [(target: String, msgid: String)], for reply: Reply) {
+    /// A private line for an account nobody is connected as: kept for its next login, and sent to
+    /// its devices (`push`).
+    struct HeldLine {
+        let target: String
+        let msgid: String
+        let line: Outgoing
+    }
+
+    private func keepHeld(_ held: [HeldLine], for reply: Reply) {
         guard !held.isEmpty else { return }
         let lines = held.map { ($0.msgid, Account.key($0.target)) }
         let kept = readAfterWrites { store in for (msgid, account) in lines { try store.holdPrivateLine(msgid, for: account) } }
         reply.wait(for: kept) { result in
-            for (target, _) in held {
+            for line in held {
+                let target = line.target
                 if case .success = result {
                     reply.numeric(.away, target, "not connected; they will get your message when they log in")
+                    self.push(line.line, to: [Account.key(target)], urgent: true)
                 } else {
                     reply.fail("MESSAGE_ERROR", context: [target], "Your message to \(target) could not be kept; send it again later")
                 }

@@ -190,7 +190,7 @@ final class WebhookDeliverer: Sendable {
     /// made anew, its host resolved and checked again, once `resolveEvery` has passed.
     private func client(for hook: Webhook) async throws -> HTTPClient {
         if let kept = clients.withLockedValue({ $0[hook.id] }), kept.url == hook.url, kept.until > Date() { return kept.client }
-        let fresh = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await Target(hook.url, allowPrivate: allowPrivate).configuration)
+        let fresh = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await OutboundTarget(hook.url, allowPrivate: allowPrivate, timeout: Self.timeout).configuration)
         let old = clients.withLockedValue { kept in
             defer { kept[hook.id] = KeptClient(client: fresh, url: hook.url, until: Date().addingTimeInterval(Self.resolveEvery)) }
             return kept[hook.id]
@@ -250,51 +250,5 @@ final class WebhookDeliverer: Sendable {
         if let client = error as? HTTPClientError { return "\(client)" }
         if let io = error as? IOError { return io.description }
         return "\(error)"
-    }
-}
-
-/// Where a hook's requests go: its host resolved and checked once, then connected to as checked
-/// (resolve, check, connect to what was checked), so a name that points elsewhere at the moment
-/// of connecting cannot reach this machine or its network.
-private struct Target {
-    var configuration: HTTPClient.Configuration
-
-    struct Refused: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    init(_ text: String, allowPrivate: Bool) async throws {
-        configuration = HTTPClient.Configuration(redirectConfiguration: .disallow,
-                                                 timeout: .init(connect: .seconds(5), read: WebhookDeliverer.timeout))
-        guard !allowPrivate else { return }
-        guard let url = URL(string: text), url.scheme?.lowercased() == "https", let host = url.host else {
-            throw Refused(description: "refused: not an https URL")
-        }
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let addresses = try await NIOThreadPool.singleton.runIfActive { Self.resolve(bare) }
-        guard let first = addresses.first else { throw Refused(description: "cannot resolve \(host)") }
-        guard addresses.allSatisfy(AddressRanges.isPublic) else {
-            throw Refused(description: "refused: \(host) is this machine or a private network (\(addresses.first { !AddressRanges.isPublic($0) }!))")
-        }
-        if first != bare { configuration.dnsOverride = [bare: first] }
-    }
-
-    private static func resolve(_ host: String) -> [String] {
-        var hints = addrinfo()
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, nil, &hints, &list) == 0, let list else { return [] }
-        defer { freeaddrinfo(list) }
-        var out: [String] = []
-        var cursor: UnsafeMutablePointer<addrinfo>? = list
-        while let entry = cursor {
-            var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-            if getnameinfo(entry.pointee.ai_addr, entry.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 {
-                let address = String(cString: buffer)
-                if !out.contains(address) { out.append(address) }
-            }
-            cursor = entry.pointee.ai_next
-        }
-        return out
     }
 }
