@@ -142,7 +142,11 @@ function boot() {
 
   // Installed, the app opens without a network: its files from the service worker, its last
   // known state from this device.
-  if ('serviceWorker' in navigator) navigator.serviceWorker.register('/sw.js').catch(() => {});
+  if ('serviceWorker' in navigator) {
+    navigator.serviceWorker.register('/sw.js').catch(() => {});
+    // A notification tapped while the app is open names the conversation to show.
+    navigator.serviceWorker.addEventListener('message', (event) => { if (event.data && event.data.open) openConversation(event.data.open); });
+  }
 
   const saved = loadSaved();
   if (saved && saved.token) {
@@ -150,7 +154,20 @@ function boot() {
     state.mode = 'login';
     showApp();
     connect();
+    // A notification tapped while the app was closed opened it at /#<conversation>.
+    if (location.hash.length > 1) {
+      openConversation(decodeURIComponent(location.hash.slice(1)));
+      history.replaceState(null, '', '/');
+    }
   } else showLogin();
+}
+
+/// Shows a conversation a notification named: a room once it is joined, a person's at once.
+function openConversation(target) {
+  if (isRoom(target)) {
+    const room = state.conversations.get(fold(target));
+    if (room && room.joined) select(room); else state.joining = fold(target);
+  } else if (target) select(conversation(target));
 }
 
 boot();

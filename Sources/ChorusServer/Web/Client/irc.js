@@ -6,7 +6,7 @@
 'use strict';
 
 const CAPS = ['message-tags', 'server-time', 'batch', 'echo-message', 'draft/chathistory', 'draft/read-marker', 'account-tag',
-  'labeled-response'];
+  'labeled-response', 'soju.im/webpush'];
 const PAGE = 50;                 // history lines per request
 const SAVED = 'chorus.login';    // localStorage: {account, token, tokenId}
 
@@ -82,6 +82,7 @@ const state = {
   retryTimer: null,
   stayOut: false,           // logged out: no reconnect
   wantsToken: false,
+  vapid: null,              // the server's push key (ISUPPORT VAPID): notifications while the page is closed
 };
 
 function conversation(name, create = true) {
@@ -223,6 +224,7 @@ const handlers = {
     showApp();
     if (state.wantsToken) requestToken();
     askForCommands();
+    renewPush();
     // Rooms the account is in are joined by the server; a private conversation catches up here
     // (and sends what was typed while offline), and those this page does not know yet (after a
     // reload, or from another device) are listed.
@@ -233,6 +235,10 @@ const handlers = {
       else if (pendingFor(c).length) loadHistory(c, 'latest');
     }
     send(`CHATHISTORY TARGETS timestamp=${new Date(Date.now() + 60000).toISOString()} timestamp=1970-01-01T00:00:00.000Z 100`);
+  },
+  '005': (m) => {
+    const vapid = m.params.find((p) => p.startsWith('VAPID='));
+    if (vapid) state.vapid = vapid.slice(6);
   },
   // The rooms the account is in are joined right after the MOTD.
   376: () => setTimeout(dropRoomsNotJoined, 3000),

@@ -5,7 +5,7 @@
 // is the !command a keyboard user would type, sent to the room, so the rules live in one place.
 
 const JOB_FILTERS = [['Open', { status: 'open' }], ['Mine', { status: 'open', assignee: 'me' }], ['Done', { status: 'completed' }], ['All', {}]];
-const views = { view: 'chat', filter: 'Open', job: null, form: false, refresh: null, status: '', request: null, scope: 'mine', editing: null };
+const views = { view: 'chat', filter: 'Open', job: null, form: false, refresh: null, status: '', request: null, scope: 'mine', editing: null, pushStatus: '' };
 
 async function api(path) {
   const saved = loadSaved();

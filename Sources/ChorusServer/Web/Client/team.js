@@ -130,6 +130,83 @@ async function timePage() {
     el('section', { className: 'panel-section' }, el('h3', { textContent: 'Today' }), entries.childElementCount ? entries : el('p', { className: 'meta', textContent: 'No entries today.' }))];
 }
 
+// ---- Notifications on this device: Web Push (soju.im/webpush) while the page is closed ----------
+
+const PUSH_WAIT = 10000;  // ms a browser's push service has to subscribe the device
+const pushable = () => 'serviceWorker' in navigator && 'PushManager' in window && 'Notification' in window;
+
+async function pushSubscription() {
+  const registration = pushable() && await navigator.serviceWorker.getRegistration();
+  return registration ? registration.pushManager.getSubscription() : null;
+}
+
+function registerPush(subscription, then) {
+  const { p256dh, auth } = subscription.toJSON().keys;
+  sendLabeled(`WEBPUSH REGISTER ${subscription.endpoint} p256dh=${p256dh};auth=${auth}`, { internal: (lines) => { if (then) then(lines); } });
+}
+
+/// At each login the device's subscription is given again: the server may have forgotten it (its
+/// push service said it was gone), or the browser renewed its keys.
+async function renewPush() {
+  try {
+    const subscription = state.vapid && await pushSubscription();
+    if (subscription) registerPush(subscription);
+  } catch { /* the Me view says what the browser refuses, when asked */ }
+}
+
+async function turnOnPush() {
+  try {
+    if (await Notification.requestPermission() !== 'granted') {
+      views.pushStatus = 'Notifications are blocked for this site: allow them in the browser\'s site settings, then turn them on here.';
+      return renderJobs();
+    }
+    const registration = await navigator.serviceWorker.getRegistration() || await navigator.serviceWorker.register('/sw.js');
+    const key = Uint8Array.from(atob(state.vapid.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+    // A browser whose push service cannot be reached never answers: say so rather than wait forever.
+    const subscription = await Promise.race([registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key }),
+      new Promise((_, fail) => setTimeout(() => fail(new Error('its push service did not answer; try again later')), PUSH_WAIT))]);
+    registerPush(subscription, (lines) => {
+      const failed = lines.find((m) => m.command === 'FAIL');
+      views.pushStatus = failed ? failed.params.at(-1) : 'On: this device will be told while Chorus is closed.';
+      renderJobs();
+    });
+  } catch (error) {
+    views.pushStatus = `This browser could not subscribe to notifications: ${error.message}`;
+    renderJobs();
+  }
+}
+
+async function turnOffPush() {
+  const subscription = await pushSubscription();
+  if (subscription) {
+    sendLabeled(`WEBPUSH UNREGISTER ${subscription.endpoint}`, { internal: () => {} });
+    await subscription.unsubscribe();
+  }
+  views.pushStatus = 'Off: this device is no longer told.';
+  renderJobs();
+}
+
+async function notificationsSection() {
+  const section = el('section', { className: 'panel-section notifications' }, el('h3', { textContent: 'Notifications on this device' }));
+  const say = (text) => section.append(el('p', { className: 'meta', textContent: text }));
+  if (!pushable()) {
+    say('This browser cannot show notifications from a web app (on an iPhone, add Chorus to the home screen first).');
+    return section;
+  }
+  if (!state.vapid) {
+    say('This server does not send notifications.');
+    return section;
+  }
+  const on = Notification.permission === 'granted' && await pushSubscription().catch(() => null);
+  say(on ? 'On: private messages and work given to you arrive here while Chorus is closed.'
+    : 'Off: turn them on to hear of private messages and work given to you while Chorus is closed.');
+  const button = el('button', { type: 'button', textContent: on ? 'Turn off' : 'Turn on' });
+  button.onclick = on ? turnOffPush : turnOnPush;
+  section.append(button);
+  if (views.pushStatus) section.append(el('p', { className: 'status', role: 'status', textContent: views.pushStatus }));
+  return section;
+}
+
 /// What is the person's to do, across their rooms.
 async function mePage() {
   const { account, rooms } = await api('/api/v1/me');
@@ -153,6 +230,7 @@ async function mePage() {
     el('section', { className: 'panel-section' }, el('h3', { textContent: 'My turns this week' }),
       agenda.turns.length ? el('ul', { className: 'agenda' }, ...agenda.turns.map((t) => el('li', {}, `${when(t.due)} — ${t.chore} in ${t.room}`)))
         : el('p', { className: 'meta', textContent: 'No turns in the next 7 days.' })),
+    await notificationsSection(),
   ];
 }
 
