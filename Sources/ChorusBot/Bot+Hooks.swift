@@ -101,10 +101,7 @@ extension Bot {
             throw UsageError("A webhook's URL starts with https:// (plain http is for receivers on a private network, which this server does not allow)")
         }
         guard !allowed else { return }
-        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
-        let name = bare.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
-        if name == "localhost" || name.hasSuffix(".localhost") || name.hasSuffix(".local") || name.hasSuffix(".internal")
-            || (AddressRanges.isAddress(name) && !AddressRanges.isPublic(name)) {
+        if AddressRanges.isPrivateHost(host) {
             throw UsageError("\(host) is this machine or a private network: a webhook reaches public addresses only")
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,6 +14,17 @@ public enum AddressRanges {
     public static func isAddress(_ text: String) -> Bool {
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, text, &v4) == 1 || inet_pton(AF_INET6, text, &v6) == 1
+    }
+
+    /// Whether a URL's host names this machine or a private network by itself: a literal address
+    /// that is not public, or a name only a local resolver knows (`localhost`, `.local`,
+    /// `.internal`). A public-looking name may still resolve to one: that is checked when it is
+    /// reached (`OutboundTarget`).
+    public static func isPrivateHost(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let name = bare.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        return name == "localhost" || name.hasSuffix(".localhost") || name.hasSuffix(".local") || name.hasSuffix(".internal")
+            || (isAddress(name) && !isPublic(name))
     }
 
     /// Whether `address` (dotted IPv4 or IPv6 text) is a public unicast address; false for text

@@ -30,12 +30,15 @@ public struct PushSubscription: Sendable, Equatable {
     public static let maxEndpoint = 1024
 
     /// What is wrong with a subscription a client offers, if anything: the keys' sizes and an
-    /// endpoint that is an `https://` URL (or, where `allowHTTP`, `http://`, for a push service
-    /// on a private network).
+    /// endpoint that is an `https://` URL on a public host (or, where `allowHTTP`, any `http(s)://`
+    /// one, for a push service on a private network).
     public static func problem(endpoint: String, p256dh: Data, auth: Data, allowHTTP: Bool) -> String? {
         guard endpoint.utf8.count <= maxEndpoint, let url = URL(string: endpoint), let scheme = url.scheme?.lowercased(),
               scheme == "https" || (allowHTTP && scheme == "http"), url.host?.isEmpty == false else {
             return allowHTTP ? "The endpoint is not an http(s) URL" : "The endpoint is not an https URL"
+        }
+        guard allowHTTP || !AddressRanges.isPrivateHost(url.host!) else {
+            return "\(url.host!) is this machine or a private network: push services are reached at public addresses only"
         }
         guard p256dh.count == 65, p256dh.first == 4 else { return "p256dh is not an uncompressed P-256 public key (65 bytes, base64url)" }
         guard auth.count == 16 else { return "auth is not a 16-byte secret (base64url)" }

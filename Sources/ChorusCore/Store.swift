@@ -100,6 +100,8 @@ public protocol Store: Sendable {
     func pushSubscriptions(of account: String) throws -> [PushSubscription]
     /// False when `account` has no subscription at `endpoint`.
     func deletePushSubscription(endpoint: String, of account: String) throws -> Bool
+    /// The keys of the accounts with at least one subscription.
+    func accountsWithPushSubscriptions() throws -> [String]
     /// A subscription the push service says is gone (404, 410).
     func deletePushSubscription(_ id: Int64) throws
 

@@ -40,6 +40,10 @@ extension SQLAccountStore {
         }
     }
 
+    public func accountsWithPushSubscriptions() throws -> [String] {
+        try reading { c in try c.rows("SELECT DISTINCT account FROM push_subscriptions", []).map { try $0.string("account") } }
+    }
+
     public func deletePushSubscription(_ id: Int64) throws {
         try writing { c in try c.run("DELETE FROM push_subscriptions WHERE id = ?", [id]) }
     }

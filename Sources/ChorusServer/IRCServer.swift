@@ -76,6 +76,10 @@ public final class IRCServer: @unchecked Sendable {
     /// Keys of all accounts, so the nick reservation check needs no database read per connection.
     /// Refreshed periodically, so accounts made with `chorusd account add` are seen too.
     var accountKeys: Set<String> = []
+    /// Accounts with a device subscribed to push (`Verbs/WebPush.swift`): a line for someone not
+    /// connected is pushed only to these, so a room's line costs nothing more where nobody has one.
+    /// Refreshed with `accountKeys` (another process's subscriptions are seen within 30 s).
+    var pushAccounts: Set<String> = []
     /// Every account's read markers (`Verbs/ReadMarker.swift`): account key → folded target → time.
     var readMarkers: [String: [String: Date]] = [:]
 
@@ -171,8 +175,10 @@ public final class IRCServer: @unchecked Sendable {
         let settings = try storedRooms.map { try store.roomSettings($0.key) }
         let keys = try store.accountKeys()
         let markers = try store.allReadMarkers()
+        let withPush = try store.accountsWithPushSubscriptions()
         try loop.submit {
             self.accountKeys = Set(keys)
+            self.pushAccounts = Set(withPush)
             for marker in markers { self.readMarkers[marker.account, default: [:]][marker.target] = marker.at }
             for (room, s) in zip(storedRooms, settings) {
                 let live = LiveRoom(room: room)
@@ -229,7 +235,10 @@ public final class IRCServer: @unchecked Sendable {
         }
         accountRefresh = loop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
             guard let self else { return }
-            self.background { try self.store.accountKeys() }.whenSuccess { self.accountKeys = Set($0) }
+            self.background { (try self.store.accountKeys(), try self.store.accountsWithPushSubscriptions()) }.whenSuccess {
+                self.accountKeys = Set($0.0)
+                self.pushAccounts = Set($0.1)
+            }
         }
         deletionWatch = watchForDeletedAccounts()
         let webhooks = WebhookDeliverer(store: store, wording: wording, allowPrivate: config.webhooksToPrivate, retryBase: config.webhookRetry,

@@ -72,15 +72,25 @@ final class PushTests: XCTestCase {
         XCTAssertTrue(event.tags.contains { $0.key == "chorus/event" }, "\(event)")
         XCTAssertEqual(second.headers["urgency"], "normal")
 
+        // A room's line that names her reaches her; one that does not, or names her in passing
+        // inside another word, does not.
+        bob.send("PRIVMSG #den :does anyone have a ladder? joanna had one")
+        bob.send("PRIVMSG #den :ann: the key is under the mat")
+        let third = try receiver.wait(for: 3)[2]
+        let mention = try Message.parse(String(decoding: try Device.open(third.body, key: device.key, auth: device.auth), as: UTF8.self))
+        XCTAssertEqual(mention.params, ["#den", "ann: the key is under the mat"])
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(receiver.count, 3, "a line that does not name her is not pushed")
+
         // The push service says the device is gone: it is forgotten, and nothing more is sent.
         status.withLockedValue { $0 = 410 }
         bob.send("PRIVMSG ann :still there?")
-        _ = try receiver.wait(for: 3)
+        _ = try receiver.wait(for: 4)
         try waitUntil("the subscription is deleted") { try server.server.store.pushSubscriptions(of: "ann").isEmpty }
         bob.send("PRIVMSG ann :hello?")
         try bob.expect(command: "301", "ann")
         Thread.sleep(forTimeInterval: 0.3)
-        XCTAssertEqual(receiver.count, 3)
+        XCTAssertEqual(receiver.count, 4)
     }
 
     func testRegistrationsThatCannotBeKeptAreRefusedWithTheirReason() throws {
@@ -96,6 +106,11 @@ final class PushTests: XCTestCase {
         ann.send("WEBPUSH REGISTER http://push.example.org/ann \(device.keys)")
         let plain = try ann.expect(command: "FAIL", "WEBPUSH", "INVALID_PARAMS", "REGISTER")
         XCTAssertTrue(plain.params.last!.contains("https"), "\(plain)")
+        for local in ["https://127.0.0.1:8443/push", "https://[::1]/push", "https://printer.local/push", "https://10.0.0.7/push"] {
+            ann.send("WEBPUSH REGISTER \(local) \(device.keys)")
+            let refused = try ann.expect(command: "FAIL", "WEBPUSH", "INVALID_PARAMS", "REGISTER", local)
+            XCTAssertTrue(refused.params.last!.contains("private network"), "\(refused)")
+        }
         ann.send("WEBPUSH REGISTER https://push.example.org/ann p256dh=AAAA;auth=\(Base64URL.encode(device.auth))")
         try ann.expect(command: "FAIL", "WEBPUSH", "INVALID_PARAMS", "REGISTER")
         ann.send("WEBPUSH REGISTER https://push.example.org/ann p256dh=\(Base64URL.encode(device.key.publicKey.x963Representation))")

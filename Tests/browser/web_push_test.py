@@ -1,24 +1,39 @@
 #!/usr/bin/env python3
-"""Notifications on a phone (Web Push, soju.im/webpush), as far as a headless Chromium goes.
+"""Notifications on a phone (Web Push, soju.im/webpush), from the server to the notification.
 
-The page reads the server's push key (ISUPPORT VAPID) and offers notifications in Me; a browser that
-cannot reach its push service (this one has none) is told so rather than left waiting. Push messages
-are delivered to the page's service worker as a push service would deliver them (DevTools'
-ServiceWorker.deliverPushMessage): each IRC line the server pushes shows as a notification naming
-who said what, and a tap on one opens its conversation. That the server pushes, encrypted and
-signed, is PushTests' to check.
+A push service is played by this test: an HTTP receiver on 127.0.0.1 (`push-to-private = on`) for a
+device registered over IRC with a key pair of its own. A private line to its account, once the
+account is offline, arrives there encrypted; the test opens it with Python's `cryptography` (OpenSSL,
+an implementation independent of the server's swift-crypto) as RFC 8291 says a browser does, checks
+the VAPID token's ES256 signature against the key the server advertises, and hands the line to the
+page's service worker as a push service would (DevTools' ServiceWorker.deliverPushMessage), which
+shows it as a notification naming who said what; a tap on one opens its conversation. The page reads
+the server's push key (ISUPPORT VAPID) and offers notifications in Me; a browser that cannot reach its
+push service (this one has none) is told so rather than left waiting.
 
 Usage: Tests/browser/web_push_test.py [path/to/chorusd] [screenshot.png]
 """
 import base64
+import json
+import os
+import struct
 import sys
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, Results, Server, end_walk, phone_browser, report_failure, soon
+from harness import WAIT, IRCClient, Results, Server, end_walk, phone_browser, report_failure, soon
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-push.png"
@@ -26,6 +41,88 @@ SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-push.png"
 NOTIFICATIONS = """const done = arguments[arguments.length - 1];
 navigator.serviceWorker.getRegistration().then((r) => r.getNotifications())
   .then((all) => done(all.map((n) => [n.title, n.body, n.data && n.data.target])), (e) => done(String(e)));"""
+
+
+def b64url(data):
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+class PushService:
+    """A push service for one device: keeps what the server POSTs, answers 201."""
+
+    def __init__(self):
+        self.requests = []
+        received = self.requests
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                received.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(201)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.http.server_address[1]
+        threading.Thread(target=self.http.serve_forever, daemon=True).start()
+
+    def wait(self, count):
+        deadline = time.time() + WAIT
+        while time.time() < deadline and len(self.requests) < count:
+            time.sleep(0.05)
+        return self.requests[:count] if len(self.requests) >= count else None
+
+    def close(self):
+        self.http.shutdown()
+
+
+class Device:
+    """A browser's push subscription: a P-256 key pair and a secret, and RFC 8291's decryption."""
+
+    def __init__(self):
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        self.auth = os.urandom(16)
+        self.public = self.key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+
+    @property
+    def keys(self):
+        return f"p256dh={b64url(self.public)};auth={b64url(self.auth)}"
+
+    def open(self, body):
+        salt, record_size, id_length = body[:16], struct.unpack(">I", body[16:20])[0], body[20]
+        sender = body[21:21 + id_length]
+        sealed = body[21 + id_length:]
+        shared = self.key.exchange(ec.ECDH(), ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), sender))
+        ikm = HKDF(hashes.SHA256(), 32, self.auth, b"WebPush: info\x00" + self.public + sender).derive(shared)
+        cek = HKDF(hashes.SHA256(), 16, salt, b"Content-Encoding: aes128gcm\x00").derive(ikm)
+        nonce = HKDF(hashes.SHA256(), 12, salt, b"Content-Encoding: nonce\x00").derive(ikm)
+        padded = AESGCM(cek).decrypt(nonce, sealed, None).rstrip(b"\x00")
+        assert padded.endswith(b"\x02") and len(sealed) <= record_size, "one record, ended by its delimiter"
+        return padded[:-1].decode()
+
+
+def vapid_holds(header, key, audience):
+    """RFC 8292: `vapid t=<JWT>, k=<key>`, the key the server advertised, the token signed by it for
+    the push service's origin, good for at most a day."""
+    fields = dict(part.strip().split("=", 1) for part in header[len("vapid "):].split(","))
+    head, claims, signature = fields["t"].split(".")
+    raw = unb64url(signature)
+    public = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(key))
+    try:
+        public.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"), int.from_bytes(raw[32:], "big")),
+                      f"{head}.{claims}".encode(), ec.ECDSA(hashes.SHA256()))
+    except InvalidSignature:
+        return False
+    claims = json.loads(unb64url(claims))
+    return (fields["k"] == key and json.loads(unb64url(head))["alg"] == "ES256" and claims["aud"] == audience
+            and time.time() < claims["exp"] <= time.time() + 86400 and claims["sub"].startswith(("mailto:", "https://")))
 
 
 def view_text(driver):
@@ -46,7 +143,8 @@ def deliver(driver, origin, line):
 def main():
     results = Results()
     check = results.check
-    server = Server(CHORUSD, prefix="chorus-push-")
+    server = Server(CHORUSD, prefix="chorus-push-", config="push-to-private = on\n")
+    service = PushService()
     driver = None
     try:
         driver = phone_browser()
@@ -82,12 +180,39 @@ def main():
               soon(WebDriverWait(driver, 20), lambda d: "could not subscribe to notifications: its push service did not answer" in view_text(d)),
               view_text(driver)[-300:])
 
+        # A device registers over IRC for its account, which then goes offline; a private line to it
+        # reaches the push service sealed for that device alone, and signed by the server.
+        device = Device()
+        quin = IRCClient(server.plain, "quin", "quin-password-1")
+        endpoint = f"http://127.0.0.1:{service.port}/push/quin-phone"
+        quin.send(f"WEBPUSH REGISTER {endpoint} {device.keys}")
+        check("WEBPUSH REGISTER keeps the device", quin.wait_for(lambda l: f"WEBPUSH REGISTER {endpoint}" in l))
+        quin.send("QUIT :bye")
+        quin.close()
+        sam = IRCClient(server.plain, "sam", "sam-password-1")
+        time.sleep(0.3)
+        sam.send("PRIVMSG quin :the plumber comes at 3")
+        pushed = service.wait(1)
+        check("a private line for an account nobody is connected as reaches its push service", pushed, service.requests)
+        line = ""
+        if pushed:
+            path, headers, body = pushed[0]
+            check("it is sealed with aes128gcm, for a day, urgent",
+                  headers.get("content-encoding") == "aes128gcm" and headers.get("ttl") == "86400" and headers.get("urgency") == "high", headers)
+            check("its VAPID token is signed by the key the server advertises, for this push service",
+                  vapid_holds(headers.get("authorization", ""), vapid, f"http://127.0.0.1:{service.port}"), headers.get("authorization"))
+            try:
+                line = device.open(body)
+            except Exception as error:
+                line = repr(error)
+            check("the device opens it with its own key (Python's cryptography): the IRC line, tags and all",
+                  line.endswith(" PRIVMSG quin :the plumber comes at 3") and "msgid=" in line and ":sam!" in line, line)
+
         # The service worker turns each pushed line into a notification.
         driver.execute_cdp_cmd("ServiceWorker.enable", {})
-        check("the push service hands the service worker a message",
-              deliver(driver, origin, "@time=2026-11-28T10:00:00.000Z;msgid=m1;account=sam :sam!sam@browser.test PRIVMSG pia :the plumber comes at 3"))
+        check("the push service hands the service worker that line", deliver(driver, origin, line))
         shown = soon(wait, lambda d: d.execute_async_script(NOTIFICATIONS) or None)
-        check("a pushed private line shows as a notification from its sender", shown == [["sam", "the plumber comes at 3", "sam"]], shown)
+        check("it shows as a notification from its sender", shown == [["sam", "the plumber comes at 3", "sam"]], shown)
         deliver(driver, origin, "@msgid=m2;chorus/event=job.created;chorus/room=#flat :Chorus!chorus@browser.test NOTICE Chorus :sam added job 4 “Fix the tap” for pia")
         shown = soon(wait, lambda d: [n for n in d.execute_async_script(NOTIFICATIONS) if n[1].startswith("sam added job 4")] or None)
         check("a pushed event shows as Chorus's, opening its room", shown == [["Chorus", "sam added job 4 “Fix the tap” for pia", "#flat"]], shown)
@@ -107,6 +232,7 @@ def main():
     finally:
         if driver:
             driver.quit()
+        service.close()
         server.finish(show_log=results.failed > 0)
     return results.summary()
 

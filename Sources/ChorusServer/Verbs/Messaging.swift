@@ -88,6 +88,7 @@ extension IRCServer {
                                         audience: managersOnly ? [client.account?.key ?? ""] : nil))
                 }
                 if !isTagMsg { metrics.linesRelayed.increment() }
+                if command == "PRIVMSG" && statusFilter == nil && !isCommand { pushMentions(out, text: text, in: room, from: client) }
                 if isCommand { runCommand(text, in: room, reply: reply) }
             } else if target.hasPrefix("$") {
                 // $* : a server-wide notice from an operator.

@@ -50,6 +50,7 @@ extension IRCServer {
         reply.wait(for: saved) { result in
             switch result {
             case .success(true):
+                self.pushAccounts.insert(account.key)
                 reply.add(Outgoing(Message(source: self.name, "WEBPUSH", ["REGISTER", endpoint]), time: self.now()))
             case .success(false):
                 reply.fail("INVALID_PARAMS", context: [subcommand, endpoint],
@@ -73,10 +74,38 @@ extension IRCServer {
     /// A line for an account that none of its connections heard (they are all closed), to its
     /// devices: as a client with message tags reads it, without its CR LF.
     func push(_ line: Outgoing, to accounts: [String], urgent: Bool) {
+        let accounts = accounts.filter(pushAccounts.contains)
         guard let push, !accounts.isEmpty else { return }
         var bytes: [UInt8] = []
         line.write(for: [.messageTags, .serverTime, .accountTag], to: &bytes)
         let first = bytes.split(separator: UInt8(ascii: "\r"), maxSplits: 1).first.map { String(decoding: $0, as: UTF8.self) } ?? ""
         push.send(first, to: accounts, urgent: urgent)
+    }
+}
+
+extension IRCServer {
+    /// Members a room's line names (`ann:`, `@ann`, `thanks ann`) who have no connection open hear
+    /// it on their devices.
+    func pushMentions(_ out: Outgoing, text: String, in room: LiveRoom, from client: Client) {
+        guard !pushAccounts.isEmpty else { return }
+        var named: [String] = []
+        for word in text.utf8.split(whereSeparator: { !Self.isNickByte($0) }) {
+            let key = Account.key(String(decoding: word, as: UTF8.self))
+            guard pushAccounts.contains(key), room.memberships[key] != nil, key != client.account?.key, !named.contains(key),
+                  registry.sessions[key]?.isEmpty ?? true, remote.users(ofAccount: key).isEmpty else { continue }
+            named.append(key)
+        }
+        push(out, to: named, urgent: false)
+    }
+
+    private static func isNickByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "`"),
+             UInt8(ascii: "^"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "|"):
+            return true
+        default:
+            return false
+        }
     }
 }
