@@ -2,7 +2,7 @@
 """What a `kill -9` takes of room lines that were acknowledged: a talker with echo-message sends
 numbered lines to a room at a steady rate, each line counted as acknowledged when its echo comes
 back; after a random moment chorusd is killed with SIGKILL, started again on the same data folder,
-and the room's history (CHATHISTORY LATEST) says which acknowledged lines were kept.
+and the room's history (CHATHISTORY LATEST, up to 5,000 lines) says which acknowledged lines were kept.
 
     python3 deploy/bench/kill_window.py .build/release/chorusd --runs 10 --rate 500
 
@@ -56,8 +56,12 @@ class Line:
 
 
 def start(chorusd, data, port):
-    process = subprocess.Popen([chorusd, "serve", "--data", data, "--tls", "off", "--web", "off", "--plain", f"127.0.0.1:{port}",
-                                "--name", "kill.test", "--no-limits"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    config = os.path.join(data, "chorus.conf")
+    with open(config, "w") as file:
+        file.write("history-page-limit = 5000\n")  # the last seconds' lines in one CHATHISTORY
+    process = subprocess.Popen([chorusd, "serve", "--data", data, "--config", config, "--tls", "off", "--web", "off",
+                                "--plain", f"127.0.0.1:{port}", "--name", "kill.test", "--no-limits"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 20
     while time.time() < deadline:
         try:
@@ -94,7 +98,9 @@ def run(chorusd, rate, seconds):
     process = start(chorusd, data, port)
     reader = Line(port, "reader")
     kept = set()
-    reader.send(f"CHATHISTORY LATEST #floor * 1000")
+    reader.send("JOIN #floor")
+    reader.until(lambda l: " 366 " in l)
+    reader.send("CHATHISTORY LATEST #floor * 5000")
     while True:
         batch = reader.lines(2)
         if batch is None:
@@ -106,7 +112,7 @@ def run(chorusd, rate, seconds):
             break
     process.terminate()
     process.wait()
-    recent = {n for n in acked if acked[n] > killed - 1.5}  # what 1000 lines of history surely hold
+    recent = set(acked)
     missing = sorted(n for n in recent if n not in kept)
     window = (killed - acked[missing[0]]) * 1000 if missing else 0.0
     return len(acked), missing, window
