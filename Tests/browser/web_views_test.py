@@ -191,6 +191,31 @@ def walk(results, server, width, height, room, sam_nick):
               soon(wait, lambda d: "work since" in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view button.stop")))
         click_fresh(driver, wait, "#room-view button.stop")
         check(f"{size}: Stop stops it", soon(wait, lambda d: "No timer runs." in view_text(d)))
+        # Time added for today with the form, then its end moved: each change is its own !track edit.
+        times = driver.execute_script("""const at = (m) => { const d = new Date(Date.now() - m * 60000);
+            return d.getDate() === new Date().getDate() ? `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}` : null; };
+            const shown = (hhmm) => { if (!hhmm) return null; const d = new Date(); d.setHours(+hhmm.slice(0, 2), +hhmm.slice(3), 0, 0); return timeFormat.format(d); };
+            return [at(50), at(40), at(30)].flatMap((t) => [t, shown(t)]);""")
+        if None in times:
+            print(f"(skipped at {size}: adding time for today needs 50 minutes of today behind us)")
+        else:
+            start, start_shown, end, end_shown, later, later_shown = times
+            click_fresh(driver, wait, "#room-view button.add-entry")
+            form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.entry-form"))
+            driver.execute_script("const t = arguments[0].querySelectorAll('input[type=time]'); t[0].value = arguments[1]; t[1].value = arguments[2];",
+                                  form, start, end)
+            form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            check(f"{size}: Add time adds today's entry", soon(wait, lambda d: f"{start_shown}–{end_shown} work (10m)" in view_text(d)), view_text(driver)[-300:])
+            edit = soon(wait, lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#room-view .entries button")
+                                          if b.get_attribute("data-command").startswith("!track edit") and f"{start_shown}–{end_shown}" in
+                                          b.find_element(By.XPATH, "..").text])
+            if edit:
+                edit[0].click()
+                form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.entry-form"))
+                driver.execute_script("arguments[0].querySelectorAll('input[type=time]')[1].value = arguments[1];", form, later)
+                form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            check(f"{size}: Edit moves the entry's end, and the list shows it",
+                  soon(wait, lambda d: f"{start_shown}–{later_shown} work (20m)" in view_text(d)), view_text(driver)[-300:])
         # Requests: one posted with the form, the teammate's offer arriving, hired, done, confirmed.
         sam.send("PRIVMSG Chorus :!contractor on")
         sam.send("PRIVMSG Chorus :!contractor skills plumbing")

@@ -67,8 +67,48 @@ const minutes = (seconds) => {
   return m >= 60 ? `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m` : `${m}m`;
 };
 
+const clock = (iso) => { const d = new Date(iso); return `${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`; };
+
+/// An entry's times and mode to change: each one changed is its own `!track edit`; with no entry, a
+/// new one for today (`!track add`).
+function entryForm(entry, modes) {
+  const field = (label, input) => el('label', {}, label, input);
+  const start = el('input', { type: 'time', required: true, value: entry ? clock(entry.start) : '' });
+  const end = el('input', { type: 'time', required: true, value: entry && entry.end ? clock(entry.end) : '' });
+  const mode = el('input', { value: entry ? entry.mode || '' : modes[0] || 'work', autocapitalize: 'none', spellcheck: false });
+  mode.setAttribute('list', 'entry-modes');
+  const done = () => { views.editing = null; renderJobs(); };
+  const onJob = entry && !entry.mode;
+  const form = el('form', { className: 'job-form entry-form' },
+    el('h2', { textContent: entry ? `Edit entry ${entry.id}` : 'Add time for today' }),
+    onJob ? el('p', { className: 'meta', textContent: `On job ${entry.job}` }) : field('Mode', mode),
+    el('datalist', { id: 'entry-modes' }, ...modes.map((m) => el('option', { value: m }))),
+    field('From', start), field('To', end),
+    el('div', { className: 'buttons' }, el('button', { type: 'submit', textContent: entry ? 'Save' : 'Add' }),
+      el('button', { type: 'button', className: 'secondary', textContent: 'Cancel', onclick: done })));
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    if (!entry) {
+      act(`!track add ${mode.value.trim().split(/\s+/)[0]} ${start.value}-${end.value}`);
+    } else {
+      // The end first when the entry moves later, the start first when it moves earlier: never an empty span between.
+      const edits = [];
+      if (start.value !== clock(entry.start)) edits.push(`!track edit ${entry.id} start ${start.value}`);
+      if (entry.end && end.value !== clock(entry.end)) edits[start.value > clock(entry.start) ? 'unshift' : 'push'](`!track edit ${entry.id} end ${end.value}`);
+      if (!onJob && mode.value.trim() && mode.value.trim() !== entry.mode) edits.push(`!track edit ${entry.id} mode ${mode.value.trim().split(/\s+/)[0]}`);
+      edits.forEach(act);
+    }
+    done();
+  };
+  setTimeout(() => start.focus(), 0);
+  return form;
+}
+
 async function timePage() {
   const [time, report] = await Promise.all([api('/api/v1/time'), api('/api/v1/time/report?q=week')]);
+  if (views.editing === 'new-entry') return [entryForm(null, time.modes)];
+  const editing = time.entries.find((e) => `entry-${e.id}` === views.editing);
+  if (editing) return [entryForm(editing, time.modes)];
   const running = time.running;
   const big = el('section', { className: 'timer' });
   if (running) {
@@ -123,11 +163,14 @@ async function timePage() {
   const entries = el('ul', { className: 'entries' }, ...time.entries.filter((e) => dayOf(new Date(e.start)) === today).map((entry) =>
     el('li', {}, `${timeFormat.format(new Date(entry.start))}–${entry.end ? timeFormat.format(new Date(entry.end)) : 'now'} ${entry.mode || `job ${entry.job}`}`
       + (entry.end ? ` (${minutes((new Date(entry.end) - new Date(entry.start)) / 1000)})` : ''), ' ',
+    entry.end ? actButton('Edit', `!track edit ${entry.id}`, 'link', () => { views.editing = `entry-${entry.id}`; renderJobs(); }) : null, ' ',
     entry.end ? actButton('Remove', `!track rm ${entry.id}`, 'link') : null)));
+  const add = el('button', { type: 'button', className: 'link add-entry', textContent: 'Add time' });
+  add.onclick = () => { views.editing = 'new-entry'; renderJobs(); };
   return [big,
     el('section', { className: 'panel-section' }, el('h3', { textContent: 'The last seven days' }), chart),
     el('section', { className: 'panel-section' }, el('h3', { textContent: report.heading }), report.rows.length ? table : el('p', { className: 'meta', textContent: 'Nothing tracked this week yet.' })),
-    el('section', { className: 'panel-section' }, el('h3', { textContent: 'Today' }), entries.childElementCount ? entries : el('p', { className: 'meta', textContent: 'No entries today.' }))];
+    el('section', { className: 'panel-section' }, el('h3', { textContent: 'Today' }), entries.childElementCount ? entries : el('p', { className: 'meta', textContent: 'No entries today.' }), add)];
 }
 
 // ---- Notifications on this device: Web Push (soju.im/webpush) while the page is closed ----------
