@@ -87,6 +87,12 @@ final class APITests: XCTestCase {
         XCTAssertEqual(me.status, 200)
         XCTAssertEqual(me.json["account"] as? String, "bob")
         XCTAssertEqual((me.json["rooms"] as? [[String: Any]])?.first?["name"] as? String, "#flat")
+        // The account's own: its profile, and its tokens without their secrets.
+        XCTAssertNotNil((me.json["profile"] as? [String: Any])?["since"] as? String)
+        XCTAssertNil((me.json["profile"] as? [String: Any])?["email"], "no email set")
+        let tokens = try XCTUnwrap(me.json["tokens"] as? [[String: Any]])
+        XCTAssertEqual(tokens.map { $0["label"] as? String }, ["api"])
+        XCTAssertFalse("\(me.json)".contains(bob), "a token's secret is never read back")
 
         let made = try call("POST", "/api/v1/commands", token: bob, body: ##"{"room": "#flat", "text": "!job add Fix the sink"}"##)
         XCTAssertEqual(made.status, 200, "\(made.json)")

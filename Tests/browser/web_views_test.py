@@ -58,6 +58,10 @@ def type_fresh(driver, wait, selector, text):
     return False
 
 
+def log_text(driver):
+    return driver.find_element(By.ID, "log").get_attribute("textContent")
+
+
 def view_text(driver):
     return driver.find_element(By.ID, "room-view").get_attribute("textContent")
 
@@ -252,6 +256,27 @@ def walk(results, server, width, height, room, sam_nick):
         click_fresh(driver, wait, "#tab-me")
         check(f"{size}: Me lists the person's open jobs across rooms and their rooms",
               soon(wait, lambda d: "Sweep the yard" in view_text(d) and f"{room} (manager)" in view_text(d)), view_text(driver)[:300])
+        # The profile, edited with a form: each field changed is its own !profile set, seen by others.
+        check(f"{size}: Me shows the profile, and this device's login among the tokens",
+              soon(wait, lambda d: "No name given" in view_text(d) and "(this device)" in view_text(d)), view_text(driver)[-300:])
+        click_fresh(driver, wait, "#room-view .profile button")
+        form = wait.until(lambda d: d.find_element(By.CSS_SELECTOR, "#room-view form.profile-form"))
+        form.find_elements(By.CSS_SELECTOR, "input")[0].send_keys("Pat")
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        check(f"{size}: the new first name is shown", soon(wait, lambda d: "Pat" in d.find_element(By.CSS_SELECTOR, "#room-view .profile").text))
+        sam.send(f"PRIVMSG Chorus :!profile {me}")
+        check(f"{size}: and is the account's for everyone", sam.wait_for(lambda l: f"{me} (Pat)" in l))
+        # A token made in chat is listed, and revoked from Me.
+        driver.find_element(By.ID, "tab-chat").click()
+        driver.find_element(By.ID, "line").send_keys("!token new spare script\n")
+        soon(wait, lambda d: "chorus-" in log_text(d))
+        click_fresh(driver, wait, "#tab-me")
+        revoke = soon(wait, lambda d: [b for b in d.find_elements(By.CSS_SELECTOR, "#room-view .tokens button")
+                                       if "spare script" in b.find_element(By.XPATH, "..").text])
+        check(f"{size}: a token made in chat is listed with Revoke", revoke, view_text(driver)[-300:])
+        if revoke:
+            revoke[0].click()
+            check(f"{size}: Revoke ends it, and the list drops it", soon(wait, lambda d: "spare script" not in d.find_element(By.CSS_SELECTOR, "#room-view .tokens").text))
 
         # Every control on the screen has a name a screen reader can say (text, a label or aria-label).
         for view in ["tab-chat", "tab-time", "tab-requests", "tab-me"]:

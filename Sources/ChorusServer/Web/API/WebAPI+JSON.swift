@@ -12,6 +12,23 @@ struct APIRoom: Encodable {
 struct APIMe: Encodable {
     let account: String
     let rooms: [APIRoom]
+    /// The account's own: its names, email and start, and its tokens (never their secrets).
+    let profile: APIProfile
+    let tokens: [APIToken]
+}
+
+struct APIProfile: Encodable {
+    let firstName: String?
+    let lastName: String?
+    let email: String?
+    let since: String
+}
+
+struct APIToken: Encodable {
+    let id: Int64
+    let label: String
+    let createdAt: String
+    let lastUsedAt: String?
 }
 
 struct APICommand: Decodable {

@@ -173,7 +173,17 @@ final class WebAPI {
             guard let membership = room.memberships[caller.key] else { return nil }
             return APIRoom(name: room.name, role: membership.role.rawValue, topic: room.room.topic)
         }.sorted { $0.name < $1.name }
-        return ok(APIMe(account: caller.account, rooms: rooms))
+        let store = server.store
+        return readBoard { _, _ -> APIMe in
+            guard let account = try store.account(named: caller.account) else { throw APIError(.notFound, "NOT_FOUND", "The account is gone.") }
+            let tokens = try store.tokens(of: caller.account).map {
+                APIToken(id: $0.id, label: $0.label, createdAt: Self.timestamp($0.createdAt), lastUsedAt: $0.lastUsedAt.map(Self.timestamp))
+            }
+            return APIMe(account: caller.account, rooms: rooms,
+                         profile: APIProfile(firstName: account.firstName, lastName: account.lastName, email: account.email,
+                                             since: Self.timestamp(account.createdAt)),
+                         tokens: tokens)
+        }
     }
 
     /// Runs one `!command` as the caller, in a room of theirs or in private, and answers with what

@@ -252,7 +252,8 @@ async function notificationsSection() {
 
 /// What is the person's to do, across their rooms.
 async function mePage() {
-  const { account, rooms } = await api('/api/v1/me');
+  const { account, rooms, profile, tokens } = await api('/api/v1/me');
+  if (views.editing === 'profile') return [profileForm(profile)];
   const [agenda, ...jobLists] = await Promise.all([api('/api/v1/agenda?days=7'),
     ...rooms.map((r) => api(`/api/v1/jobs?${new URLSearchParams({ room: r.name, status: 'open', assignee: account, limit: '50' })}`)),
     api(`/api/v1/jobs?${new URLSearchParams({ status: 'open', limit: '50' })}`)]);
@@ -273,8 +274,51 @@ async function mePage() {
     el('section', { className: 'panel-section' }, el('h3', { textContent: 'My turns this week' }),
       agenda.turns.length ? el('ul', { className: 'agenda' }, ...agenda.turns.map((t) => el('li', {}, `${when(t.due)} — ${t.chore} in ${t.room}`)))
         : el('p', { className: 'meta', textContent: 'No turns in the next 7 days.' })),
+    profileSection(profile),
+    tokensSection(tokens || []),
     await notificationsSection(),
   ];
+}
+
+function profileSection(profile) {
+  const name = [profile.firstName, profile.lastName].filter(Boolean).join(' ');
+  const edit = actButton('Edit', '!profile set', 'link', () => { views.editing = 'profile'; renderJobs(); });
+  return el('section', { className: 'panel-section profile' }, el('h3', { textContent: 'Profile' }),
+    el('p', {}, name || 'No name given'), el('p', { className: 'meta', textContent: `${profile.email || 'No email'} · member since ${when(profile.since)}` }), edit);
+}
+
+/// The names and email to change: each one changed is its own `!profile set` (an empty one clears it).
+function profileForm(profile) {
+  const field = (label, input) => el('label', {}, label, input);
+  const first = el('input', { value: profile.firstName || '', maxLength: 50, autocomplete: 'given-name' });
+  const last = el('input', { value: profile.lastName || '', maxLength: 50, autocomplete: 'family-name' });
+  const email = el('input', { type: 'email', value: profile.email || '', autocomplete: 'email' });
+  const done = () => { views.editing = null; renderJobs(); };
+  const form = el('form', { className: 'job-form profile-form' }, el('h2', { textContent: 'Your profile' }),
+    field('First name', first), field('Last name', last), field('Email (only you see it)', email),
+    el('div', { className: 'buttons' }, el('button', { type: 'submit', textContent: 'Save' }),
+      el('button', { type: 'button', className: 'secondary', textContent: 'Cancel', onclick: done })));
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    for (const [word, input, was] of [['first', first, profile.firstName], ['last', last, profile.lastName], ['email', email, profile.email]]) {
+      if (input.value.trim() !== (was || '')) act(`!profile set ${word} ${input.value.trim()}`.trim());
+    }
+    done();
+  };
+  setTimeout(() => first.focus(), 0);
+  return form;
+}
+
+/// The account's tokens (its devices' logins and its bots'), each revocable but this device's own:
+/// Log out ends that one.
+function tokensSection(tokens) {
+  const saved = loadSaved();
+  const mine = saved && saved.tokenId;
+  const items = tokens.map((t) => el('li', {}, `${t.label} — made ${when(t.createdAt)}`
+    + (t.lastUsedAt ? `, last used ${when(t.lastUsedAt)}` : ', never used'), ' ',
+    String(t.id) === String(mine) ? el('span', { className: 'meta', textContent: '(this device)' }) : actButton('Revoke', `!token revoke ${t.id}`, 'link')));
+  return el('section', { className: 'panel-section tokens' }, el('h3', { textContent: 'Logins and tokens' }),
+    items.length ? el('ul', { className: 'entries' }, ...items) : el('p', { className: 'meta', textContent: 'No tokens.' }));
 }
 
 // ---- The Requests view: service requests the person posted, was hired for, or may offer on -------
