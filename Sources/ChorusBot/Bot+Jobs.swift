@@ -365,7 +365,7 @@ extension Bot {
         guard let photo = try accounts.latestPhoto(of: inv.account, since: inv.now - Photo.recentUpload) else {
             throw UsageError("You have uploaded no photo in the last hour: upload one first (the camera button of the web client), or give its link. Usage: !photo <id> [<url>] [caption]")
         }
-        return links.photo(photo, now: inv.now)
+        return links.photo(photo)
     }
 
     func mine(_ inv: Invocation, _ args: inout Args) throws -> Outcome {

@@ -29,9 +29,11 @@ public struct ReportLinks: Sendable {
         "\(base)/calendar.ics?" + signer.sign([("a", account), ("f", String(feed))], expires: now + CalendarFeed.linkLifetime)
     }
 
-    /// An uploaded photo: the link names it, and lasts as long as the history that shows it.
-    public func photo(_ photo: Photo, now: Date) -> String {
-        "\(base)/photo/\(photo.id).\(photo.kind.fileExtension)?" + signer.sign([("p", String(photo.id))], expires: now + Photo.linkLifetime)
+    /// An uploaded photo: the link names it, and lasts as long as the history that shows it. One
+    /// photo has one link (its lifetime counts from the upload), so the upload's answer and the
+    /// job that takes the photo show the same URL.
+    public func photo(_ photo: Photo) -> String {
+        "\(base)/photo/\(photo.id).\(photo.kind.fileExtension)?" + signer.sign([("p", String(photo.id))], expires: photo.created + Photo.linkLifetime)
     }
 
     /// The CSV of `!jobs <arguments>` as `account` typed it in `room` (a key; nil in private).

@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusSQL
 import Foundation
 import MultipartKit
 import NIOCore
@@ -25,7 +26,9 @@ extension WebAPI {
         } catch let unreadable as ImageFile.Unreadable {
             throw APIError(.unsupportedMediaType, "INVALID_PARAMS", unreadable.description)
         }
-        let (store, now) = (server.store, server.now())
+        // To the millisecond, as the store keeps it: the photo's link, which counts from it, is
+        // the same read back as made.
+        let (store, now) = (server.store, Millis.date(Millis.from(server.now())))
         return server.background { () throws -> Photo in
             guard try store.photosUploaded(by: caller.key, since: now - 86_400) < Photo.perDay else {
                 var error = APIError(.tooManyRequests, "RATE_LIMITED", "At most \(Photo.perDay) photos a day from one account.")
@@ -34,7 +37,7 @@ extension WebAPI {
             }
             return try store.insertPhoto(Photo(account: caller.key, kind: image.kind, bytes: image.bytes, created: now))
         }.flatMapThrowing { photo in
-            let url = links.photo(photo, now: now)
+            let url = links.photo(photo)
             var response = try self.json(.created, APIUpload(id: photo.id, url: url, type: photo.kind.mediaType, bytes: photo.bytes.count))
             response.headers.add(name: "Location", value: url)
             return response
