@@ -179,6 +179,8 @@ def main():
         wait.until(lambda d: d.find_elements(By.ID, "first-room"))
         driver.find_element(By.ID, "first-room").send_keys("#flat\n")
         wait.until(lambda d: d.find_element(By.ID, "title").text == "#flat")
+        driver.find_element(By.ID, "line").send_keys("!job add Fix the tap\n")
+        wait.until(lambda d: "created job 1" in d.find_element(By.ID, "log").get_attribute("textContent"))
 
         vapid = soon(wait, lambda d: d.execute_script("return state.vapid"))
         key = base64.urlsafe_b64decode(vapid + "=" * (-len(vapid) % 4)) if vapid else b""
@@ -237,12 +239,16 @@ def main():
         shown = shown_after(driver, wait, origin, "@msgid=m3 :sam!sam@browser.test PRIVMSG #flat :\x01ACTION waves\x01", lambda n: "waves" in n[1])
         check("a room line reads who said it where, an action as a sentence", shown == [["sam in #flat", "sam waves", "#flat"]], shown)
 
-        # A tap on a notification while the app is open shows its conversation.
+        # A tap on a notification while the app is open shows its conversation, and a job's event
+        # that job's page. (The tap itself is the browser's; its worker posts the page this message.)
         driver.find_element(By.ID, "tab-chat").click()
-        # (The tap itself is the browser's; its worker posts the page this message.)
-        driver.execute_script("navigator.serviceWorker.dispatchEvent(new MessageEvent('message', { data: { open: '#flat' } }))")
-        check("opening a notification's conversation shows it", soon(wait, lambda d: d.find_element(By.ID, "title").text == "#flat"),
-              driver.find_element(By.ID, "title").text)
+        driver.execute_script("navigator.serviceWorker.dispatchEvent(new MessageEvent('message', { data: { open: 'sam', job: '' } }))")
+        check("a private line's notification opens the conversation with its sender",
+              soon(wait, lambda d: d.find_element(By.ID, "title").text == "sam"), driver.find_element(By.ID, "title").text)
+        job = "1"  # the room's first job, made at the start
+        driver.execute_script(f"navigator.serviceWorker.dispatchEvent(new MessageEvent('message', {{ data: {{ open: '#flat', job: '{job}' }} }}))")
+        check("an event's notification opens its room on the job's page", soon(wait, lambda d: d.find_element(By.ID, "title").text == "#flat"
+              and f"Job {job}: Fix the tap" in view_text(d)), driver.find_element(By.ID, "title").text)
         end_walk(results, driver, SCREENSHOT)
     except Exception as error:  # a step that timed out: counted, and the browser's last words shown
         report_failure(results, driver, error, SCREENSHOT)

@@ -145,7 +145,9 @@ function boot() {
   if ('serviceWorker' in navigator) {
     navigator.serviceWorker.register('/sw.js').catch(() => {});
     // A notification tapped while the app is open names the conversation to show.
-    navigator.serviceWorker.addEventListener('message', (event) => { if (event.data && event.data.open) openConversation(event.data.open); });
+    navigator.serviceWorker.addEventListener('message', (event) => {
+      if (event.data && event.data.open) openConversation(event.data.open, event.data.job);
+    });
   }
 
   const saved = loadSaved();
@@ -154,19 +156,27 @@ function boot() {
     state.mode = 'login';
     showApp();
     connect();
-    // A notification tapped while the app was closed opened it at /#<conversation>.
+    // A notification tapped while the app was closed opened it at /#<conversation>[/<job>].
     if (location.hash.length > 1) {
-      openConversation(decodeURIComponent(location.hash.slice(1)));
+      const [target, job] = location.hash.slice(1).split('/');
+      openConversation(decodeURIComponent(target), job);
       history.replaceState(null, '', '/');
     }
   } else showLogin();
 }
 
-/// Shows a conversation a notification named: a room once it is joined, a person's at once.
-function openConversation(target) {
+/// Shows what a notification named: a room once it is joined (on the page of the job its event was
+/// about, if any), a person's conversation at once.
+function openConversation(target, job) {
   if (isRoom(target)) {
     const room = state.conversations.get(fold(target));
-    if (room && room.joined) select(room); else state.joining = fold(target);
+    if (room && room.joined) {
+      select(room);
+      if (Number(job) > 0) openJob(Number(job));
+    } else {
+      state.joining = fold(target);
+      if (Number(job) > 0) state.openingJob = Number(job);
+    }
   } else if (target) select(conversation(target));
 }
 

@@ -253,7 +253,11 @@ const handlers = {
     room.joined = true;
     room.restored = false;
     renderConversations();
-    if (!state.current || state.joining === room.key) { state.joining = null; select(room); }
+    if (!state.current || state.joining === room.key) {
+      state.joining = null;
+      select(room);
+      if (state.openingJob) { openJob(state.openingJob); state.openingJob = null; }  // a notification's job
+    }
     loadHistory(room, room.newest ? 'after' : 'latest');
   },
   PART: (m) => { if (fold(m.nick) === fold(state.me)) leave(m.params[0]); },

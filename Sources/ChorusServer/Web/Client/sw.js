@@ -57,23 +57,25 @@ function notificationOf(line) {
     body: text.replace(/^\u0001ACTION (.*)\u0001$/, `${nick} $1`),
     tag: tags.msgid || `${nick}:${text}`,
     target: room || nick,
+    job: room ? tags['chorus/job'] || '' : '',  // an event about a room's job opens that job's page
   };
 }
 
 self.addEventListener('push', (event) => {
   const note = notificationOf(event.data ? event.data.text() : '');
-  event.waitUntil(self.registration.showNotification(note.title, { body: note.body, tag: note.tag, icon: '/icon.svg', data: { target: note.target } }));
+  event.waitUntil(self.registration.showNotification(note.title, { body: note.body, tag: note.tag, icon: '/icon.svg',
+    data: { target: note.target, job: note.job } }));
 });
 
 // A tap opens the conversation: in the app's window if one is open, else in a new one.
 self.addEventListener('notificationclick', (event) => {
   event.notification.close();
-  const target = (event.notification.data && event.notification.data.target) || '';
+  const { target = '', job = '' } = event.notification.data || {};
   event.waitUntil(self.clients.matchAll({ type: 'window', includeUncontrolled: true }).then((windows) => {
     for (const window of windows) {
-      window.postMessage({ open: target });
+      window.postMessage({ open: target, job });
       if ('focus' in window) return window.focus();
     }
-    return self.clients.openWindow(target ? `/#${encodeURIComponent(target)}` : '/');
+    return self.clients.openWindow(target ? `/#${encodeURIComponent(target)}${job ? `/${job}` : ''}` : '/');
   }));
 });
