@@ -15,20 +15,29 @@ public enum Names {
     public static func isValidNick(_ nick: String) -> Bool {
         var count = 0
         for byte in nick.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "`"),
-                 UInt8(ascii: "_"), UInt8(ascii: "^"), UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"):
-                break
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"):
-                if count == 0 { return false }
-            default:
-                return false
-            }
+            guard isNickByte(byte) else { return false }
+            if count == 0 && !canStartNick(byte) { return false }
             count += 1
             if count > Limits.nickLength { return false }
         }
         return count > 0
+    }
+
+    /// A byte a nick may hold: letters, digits and `[]\`_^{|}-`.
+    public static func isNickByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "`"), UInt8(ascii: "_"), UInt8(ascii: "^"),
+             UInt8(ascii: "{"), UInt8(ascii: "|"), UInt8(ascii: "}"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// A nick does not start with a digit or `-`.
+    private static func canStartNick(_ byte: UInt8) -> Bool {
+        !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) && byte != UInt8(ascii: "-")
     }
 
     /// A channel: `#` and at most 49 more bytes, none of space, comma, BEL or control characters.

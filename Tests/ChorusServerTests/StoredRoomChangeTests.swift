@@ -23,7 +23,7 @@ final class StoredRoomChangeTests: XCTestCase {
         try ben.expect(command: "TOPIC", "#den", "stored first")
         XCTAssertEqual(try ready(server), "HTTP/1.1 200 OK")
 
-        try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA query_only = 1") }  // writes refused
+        try refuseWrites(store, true)
         ann.send("TOPIC #den :never stored")
         try ann.expect(command: "FAIL", "TOPIC", "CANNOT_SAVE", "#den")
         ann.send("MODE #den +mk secret")
@@ -33,7 +33,7 @@ final class StoredRoomChangeTests: XCTestCase {
         XCTAssertEqual(try ann.expect(command: "332").params.last, "stored first", "nothing changed")
         XCTAssertEqual(try ready(server), "HTTP/1.1 503 Service Unavailable")
 
-        try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA query_only = 0") }
+        try refuseWrites(store, false)
         ann.send("MODE #den +m")
         try ben.expect(command: "MODE", "#den", "+m")
         XCTAssertEqual(try ready(server), "HTTP/1.1 200 OK", "ready again once a write goes through")
@@ -56,7 +56,7 @@ final class StoredRoomChangeTests: XCTestCase {
         try cat.join("#den")
         let store = try XCTUnwrap(server.server.store as? SQLiteStore)
 
-        try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA query_only = 1") }
+        try refuseWrites(store, true)
         ann.send("MODE #den +o ben")
         try ann.expect(command: "FAIL", "MODE", "CANNOT_SAVE", "#den")
         ann.send("KICK #den cat :out")
@@ -65,7 +65,7 @@ final class StoredRoomChangeTests: XCTestCase {
         ann.send("NAMES #den")
         XCTAssertEqual(Set(try ann.expect(command: "353").params.last!.split(separator: " ")), ["@ann", "ben", "cat"], "nothing changed")
 
-        try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA query_only = 0") }
+        try refuseWrites(store, false)
         ann.send("MODE #den +ov ben ben")
         try cat.expect(command: "MODE", "#den", "+ov", "ben", "ben")
         ann.send("KICK #den cat :out")
@@ -116,6 +116,11 @@ final class StoredRoomChangeTests: XCTestCase {
         again.send("MODE #den")
         let modes = try again.expect(command: "324")
         XCTAssertTrue(["i", "l", "m", "s"].allSatisfy { modes.params[2].contains($0) }, "\(modes)")
+    }
+
+    /// SQLite's `query_only` stands for a store that refuses writes (a full disk, a lost database).
+    private func refuseWrites(_ store: SQLiteStore, _ refuse: Bool) throws {
+        try store.pool.writeWithoutTransaction { try $0.execute(sql: "PRAGMA query_only = \(refuse ? 1 : 0)") }
     }
 
     private func ready(_ server: TestServer) throws -> String? {

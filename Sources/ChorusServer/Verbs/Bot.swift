@@ -126,8 +126,9 @@ extension IRCServer {
                 let id = event.id, away = offline
                 persist("queued event") { store in try store.queueEvent(id, for: away) }
             }
-            // Whoever could not be told, at the commit or now, hears it on their devices.
-            let unheard = delivery.queued + offline
+            // Whoever could not be told, at the commit or now, hears it on their devices (asked of
+            // the few accounts with one before anything is made for them).
+            let unheard = (delivery.queued + offline).filter(pushAccounts.contains)
             if !unheard.isEmpty {
                 let line = text ?? eventLine(event)
                 push(Outgoing(Message(source: serviceSource, "NOTICE", [config.serviceNick, line]), time: t, msgid: ids.next(at: t),

@@ -108,8 +108,10 @@ extension IRCServer {
                     let flag: LiveRoom.Status = ch == "o" ? .op : .voice
                     if let account = target.account, room.memberships[account.key] != nil {
                         // A member's role is stored first (`storeRoles`): flags gathered per member.
-                        let i = memberRoles.firstIndex { $0.target === target }
-                            ?? { memberRoles.append(RoleChange(target: target, account: account)); return memberRoles.count - 1 }()
+                        if !memberRoles.contains(where: { $0.target === target }) {
+                            memberRoles.append(RoleChange(target: target, account: account))
+                        }
+                        let i = memberRoles.firstIndex { $0.target === target }!
                         guard memberRoles[i].wanted(in: room).contains(flag) != adding else { continue }
                         memberRoles[i].flags.append((adding ? "+" : "-", ch))
                         continue
@@ -209,9 +211,7 @@ extension IRCServer {
     /// their role is stored. A refusal or a failed write is the setter's to hear.
     private func storeRoles(_ changes: [RoleChange], in room: LiveRoom, by client: Client, reply: Reply) {
         for change in changes where !change.flags.isEmpty {
-            let wanted = change.wanted(in: room)
-            let stored = MembershipChange.role(wanted.contains(.op) ? .manager : .member, voiced: wanted.contains(.voice),
-                                               of: change.account.name, in: room.key, by: client.account?.name)
+            let stored = Self.storedRole(change.wanted(in: room), of: change.account.name, in: room, by: client)
             changeMembership(stored, in: room, reply: reply) {
                 guard room.contains(change.target) else { return }
                 room.setStatus(change.target, change.applied(to: room.status(of: change.target) ?? []))
@@ -251,7 +251,11 @@ extension IRCServer {
         }
         var status = LiveRoom.Status(letters: user.rooms[room.key] ?? "")
         if adding { status.insert(flag) } else { status.remove(flag) }
-        changeMembership(.role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice),
-                               of: account, in: room.key, by: client.account?.name), in: room, reply: reply) {}
+        changeMembership(Self.storedRole(status, of: account, in: room, by: client), in: room, reply: reply) {}
+    }
+
+    /// The role a status in the room stands for (`@` a manager, `+` voiced), as the room's rules store it.
+    private static func storedRole(_ status: LiveRoom.Status, of account: String, in room: LiveRoom, by client: Client) -> MembershipChange {
+        .role(status.contains(.op) ? .manager : .member, voiced: status.contains(.voice), of: account, in: room.key, by: client.account?.name)
     }
 }

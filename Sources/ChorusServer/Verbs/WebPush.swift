@@ -89,23 +89,12 @@ extension IRCServer {
     func pushMentions(_ out: Outgoing, text: String, in room: LiveRoom, from client: Client) {
         guard !pushAccounts.isEmpty else { return }
         var named: [String] = []
-        for word in text.utf8.split(whereSeparator: { !Self.isNickByte($0) }) {
+        for word in text.utf8.split(whereSeparator: { !Names.isNickByte($0) }) {
             let key = Account.key(String(decoding: word, as: UTF8.self))
             guard pushAccounts.contains(key), room.memberships[key] != nil, key != client.account?.key, !named.contains(key),
                   registry.sessions[key]?.isEmpty ?? true, remote.users(ofAccount: key).isEmpty else { continue }
             named.append(key)
         }
         push(out, to: named, urgent: false)
-    }
-
-    private static func isNickByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "\\"), UInt8(ascii: "`"),
-             UInt8(ascii: "^"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "|"):
-            return true
-        default:
-            return false
-        }
     }
 }
