@@ -119,14 +119,23 @@ final class WebhookDeliverer: Sendable {
             let waiting = try await db { try !$0.events(inRoom: listed.room, after: listed.deliveredThrough, limit: 1).isEmpty }
             guard waiting, try await db({ try $0.claimWebhook(listed.id, node: node, until: Date().addingTimeInterval(Self.lease), now: Date()) })
             else { return }
-            do {
-                try await deliverClaimed(listed.id)
-            } catch {
-                logger.warning("webhook not delivered", metadata: ["hook": "\(listed.id)", "error": "\(error)"])
-            }
-            try await db { try $0.releaseWebhook(listed.id, node: node) }
         } catch {
             logger.warning("webhook not delivered", metadata: ["hook": "\(listed.id)", "error": "\(error)"])
+            return
+        }
+        do {
+            try await deliverClaimed(listed.id)
+        } catch {
+            logger.warning("webhook not delivered", metadata: ["hook": "\(listed.id)", "error": "\(error)"])
+        }
+        // Given back even when the delivery was cancelled (the server stopping, `stop()`): a lease
+        // kept would hold the hook from every process, this one's next run too, for a minute.
+        let store = self.store
+        let released = await Task.detached {
+            try await NIOThreadPool.singleton.runIfActive { try store.releaseWebhook(listed.id, node: node) }
+        }.result
+        if case .failure(let error) = released {
+            logger.warning("webhook lease not given back", metadata: ["hook": "\(listed.id)", "error": "\(error)"])
         }
     }
 
