@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "ChorusStoreTests",
             dependencies: [
-                "ChorusStore", "ChorusCore", "ChorusPostgres", "ChorusTestSupport",
+                "ChorusStore", "ChorusCore", "ChorusSQL", "ChorusPostgres", "ChorusTestSupport",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

@@ -7,45 +7,42 @@ import PostgresNIO
 extension PostgresLink: SQLConnection {
     var dialect: SQLDialect { .postgres }
 
-    func rows(_ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow] {
-        try query(sql, Self.values(binds)).map(PostgresSQLRow.init)
+    func rows(_ sql: SQL) throws -> [any SQLRow] {
+        try query(sql).map(PostgresSQLRow.init)
     }
 
     @discardableResult
-    func run(_ sql: String, _ binds: [any SQLBindable]) throws -> Int {
-        try execute(sql, Self.values(binds))
+    func run(_ sql: SQL) throws -> Int {
+        try execute(sql)
     }
 
-    func insert(_ sql: String, _ binds: [any SQLBindable]) throws -> Int64 {
-        try query(sql + " RETURNING id", Self.values(binds))[0].int64(0)
+    func insert(_ sql: SQL) throws -> Int64 {
+        try query(sql + " RETURNING id")[0].int64(0)
     }
 
-    func rowsToChange(_ table: String, _ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow] {
-        try queryVersioned(table, sql, Self.values(binds)).map(PostgresSQLRow.init)
+    func rowsToChange(_ table: String, _ sql: SQL) throws -> [any SQLRow] {
+        try queryVersioned(table, sql).map(PostgresSQLRow.init)
     }
 
-    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String) throws {
-        try updateRow(table, id: id, set: assignments, Self.values(binds), what: what)
+    func change(_ table: String, id: Int64, set assignments: SQL, what: String) throws {
+        try updateRow(table, id: id, set: assignments, what: what)
     }
 
     /// The row and its events in one statement, holding only while the row is as this transaction
     /// read it (`RowVersions`): the events are written only if the row is, in order.
-    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String,
-                events: [Event]) throws -> [Event] {
+    func change(_ table: String, id: Int64, set assignments: SQL, what: String, events: [Event]) throws -> [Event] {
         guard !events.isEmpty else {
-            try change(table, id: id, set: assignments, binds, what: what)
+            try change(table, id: id, set: assignments, what: what)
             return []
         }
         let check = takeVersionCheck(table, id)
-        let rows = Array(repeating: Self.eventRow.dropLast() + ", ?::int)", count: events.count).joined(separator: ", ")
+        let rows = events.enumerated().map { n, event in Self.eventRow(event, number: n) }.joined(separator: ", ")
         let ids = try query("""
-            WITH changed AS (UPDATE \(table) SET \(assignments) WHERE id = ?\(check.condition) RETURNING id)
-            \(EventRows.insert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
+            WITH changed AS (UPDATE \(raw: table) SET \(assignments) WHERE id = \(id)\(check.condition) RETURNING id)
+            \(raw: EventRows.insert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
             FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, n) ORDER BY e.n
             RETURNING id
-            """, Self.values(binds) + [id] + check.values
-                + events.enumerated().flatMap { Self.values(EventRows.values(of: $0.element)) + [$0.offset] as [any PostgresBindable] })
-            .map { try $0.int64(0) as Int64 }.sorted()  // given in the order of the rows
+            """).map { try $0.int64(0) as Int64 }.sorted()  // given in the order of the rows
         guard ids.count == events.count else { throw rowNotWritten(what, checked: check.checked) }
         return zip(events, ids).map { event, id in
             var saved = event
@@ -55,18 +52,18 @@ extension PostgresLink: SQLConnection {
     }
 
     /// The row and its event in one statement.
-    func insert(_ sql: String, _ binds: [any SQLBindable], event: Event, eventJob: Bool) throws -> (id: Int64, event: Event) {
+    func insert(_ sql: SQL, event: Event, eventJob: Bool) throws -> (id: Int64, event: Event) {
         // The event names the new row only as its job: otherwise its values go in as they are,
         // a statement PostgreSQL plans faster than a join.
         let rows = try query(eventJob ? """
             WITH added AS (\(sql) RETURNING id)
-            \(EventRows.insert) SELECT e.type, e.room, added.id, e.actor, e.data, e.at, e.concerns, e.audience, e.request
-            FROM added, (VALUES \(Self.eventRow)) AS e(type, room, job, actor, data, at, concerns, audience, request)
+            \(raw: EventRows.insert) SELECT e.type, e.room, added.id, e.actor, e.data, e.at, e.concerns, e.audience, e.request
+            FROM added, (VALUES \(Self.eventRow(event))) AS e(type, room, job, actor, data, at, concerns, audience, request)
             RETURNING id, (SELECT id FROM added)
             """ : """
             WITH added AS (\(sql) RETURNING id)
-            \(EventRows.insert) VALUES \(Self.eventRow) RETURNING id, (SELECT id FROM added)
-            """, Self.values(binds) + Self.values(EventRows.values(of: event)))
+            \(raw: EventRows.insert) VALUES \(Self.eventRow(event)) RETURNING id, (SELECT id FROM added)
+            """)
         var saved = event
         saved.id = try rows[0].int64(0)
         let id: Int64 = try rows[0].int64(1)
@@ -74,19 +71,15 @@ extension PostgresLink: SQLConnection {
         return (id, saved)
     }
 
-    /// An event's values in a CTE's `VALUES`, where PostgreSQL cannot tell a NULL's type from the column.
-    static let eventRow = "(?, ?, ?::bigint, ?, ?, ?::bigint, ?, ?, ?::bigint)"
-
-    static func values(_ binds: [any SQLBindable]) -> [any PostgresBindable] {
-        binds.map { bind -> any PostgresBindable in
-            switch bind.sqlValue {
-            case .null: return Optional<String>.none
-            case .integer(let n): return n
-            case .text(let s): return s
-            case .bool(let b): return b
-            case .bytes(let d): return d
-            }
-        }
+    /// An event's values in a CTE's `VALUES` (with its place among the rows, if `number`), typed
+    /// where PostgreSQL cannot tell a NULL's type from the column.
+    static func eventRow(_ event: Event, number: Int? = nil) -> SQL {
+        let v = EventRows.values(of: event)
+        let place: SQL = number.map { ", \($0)::int" } ?? ""
+        return """
+            (\(v[0].sqlValue), \(v[1].sqlValue), \(v[2].sqlValue)::bigint, \(v[3].sqlValue), \(v[4].sqlValue), \(v[5].sqlValue)::bigint, \
+            \(v[6].sqlValue), \(v[7].sqlValue), \(v[8].sqlValue)::bigint\(place))
+            """
     }
 }
 
@@ -120,3 +113,16 @@ extension PostgresStore: SQLRoomStore {}
 extension PostgresStore: SQLJobStore {}
 extension PostgresStore: SQLChoreStore {}
 extension PostgresStore: SQLWebhookStore {}
+
+/// A row's columns by position, as the store's statements list them.
+extension PostgresRandomAccessRow {
+    func string(_ i: Int) throws -> String { try self[i].decode(String.self) }
+    func string(_ i: Int) throws -> String? { try self[i].decode(String?.self) }
+    func int64(_ i: Int) throws -> Int64 { try self[i].decode(Int64.self) }
+    func int64(_ i: Int) throws -> Int64? { try self[i].decode(Int64?.self) }
+    func int(_ i: Int) throws -> Int { Int(try self[i].decode(Int64.self)) }
+    func int(_ i: Int) throws -> Int? { try self[i].decode(Int64?.self).map { Int($0) } }
+    func bool(_ i: Int) throws -> Bool { try self[i].decode(Bool.self) }
+    func date(_ i: Int) throws -> Date { Millis.date(try self[i].decode(Int64.self)) }
+    func date(_ i: Int) throws -> Date? { try self[i].decode(Int64?.self).map(Millis.date) }
+}

@@ -4,9 +4,10 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import PostgresNIO
+import ChorusSQL
 
-/// One connection, used by one thread at a time (the pool's discipline): statements with `?`
-/// placeholders, numbered here as PostgreSQL wants them (`$1`, `$2` …).
+/// One connection, used by one thread at a time (the pool's discipline), running `SQL` statements
+/// with their values in PostgreSQL's spelling (`$1`, `$2` …).
 final class PostgresLink: @unchecked Sendable {
     let connection: PostgresConnection
     private let logger: Logger
@@ -58,21 +59,22 @@ final class PostgresLink: @unchecked Sendable {
 
     /// The rows a statement returns.
     @discardableResult
-    func query(_ sql: String, _ values: [any PostgresBindable] = []) throws -> [PostgresRandomAccessRow] {
-        try run(sql, values).rows.map { $0.makeRandomAccess() }
+    func query(_ sql: SQL) throws -> [PostgresRandomAccessRow] {
+        try run(sql).rows.map { $0.makeRandomAccess() }
     }
 
     /// How many rows a statement changed.
     @discardableResult
-    func execute(_ sql: String, _ values: [any PostgresBindable] = []) throws -> Int {
-        try run(sql, values).metadata.rows ?? 0
+    func execute(_ sql: SQL) throws -> Int {
+        try run(sql).metadata.rows ?? 0
     }
 
     /// How long a statement may take before its connection is given up: nothing Chorus asks
     /// takes a fraction of this, and a connection the server ended can leave a query unanswered.
     static let statementTimeout: TimeInterval = 30
 
-    private func run(_ sql: String, _ values: [any PostgresBindable]) throws -> PostgresQueryResult {
+    private func run(_ statement: SQL) throws -> PostgresQueryResult {
+        let sql = statement.numbered
         if !sql.hasPrefix("SELECT") { changedTransaction = true }
         lostWithoutEffect = false
         // A connection the server ended (an administrator, a failover) may leave a query sent on
@@ -81,11 +83,9 @@ final class PostgresLink: @unchecked Sendable {
             lostWithoutEffect = true
             throw givenUp("the server ended the connection")
         }
-        var binds = PostgresBindings(capacity: values.count)
-        for value in values { value.bind(to: &binds) }
         let answer = NIOLockedValueBox<Result<PostgresQueryResult, any Error>?>(nil)
         let answered = DispatchSemaphore(value: 0)
-        connection.query(PostgresQuery(unsafeSQL: Self.numbered(sql), binds: binds), logger: logger).whenComplete { result in
+        connection.query(PostgresQuery(unsafeSQL: sql, binds: Self.binds(statement.values)), logger: logger).whenComplete { result in
             answer.withLockedValue { $0 = result }
             answered.signal()
         }
@@ -160,28 +160,18 @@ final class PostgresLink: @unchecked Sendable {
         versionsRead.removeAll(keepingCapacity: true)
     }
 
-    /// `?` → `$1`, `$2` …, outside quoted text. A statement that names its values by number
-    /// (`$1`, used twice) is written that way and has no `?`.
-    /// Runs for every statement: over bytes, not Characters (`?` and `'` are ASCII, and no byte
-    /// of a multi-byte UTF-8 sequence is below 0x80).
-    static func numbered(_ sql: String) -> String {
-        let question = UInt8(ascii: "?"), quote = UInt8(ascii: "'")
-        guard sql.utf8.contains(question) else { return sql }
-        var out: [UInt8] = []
-        out.reserveCapacity(sql.utf8.count + 16)
-        var n = 0
-        var quoted = false
-        for byte in sql.utf8 {
-            if byte == quote { quoted.toggle() }
-            if byte == question && !quoted {
-                n += 1
-                out.append(UInt8(ascii: "$"))
-                out.append(contentsOf: String(n).utf8)
-            } else {
-                out.append(byte)
+    static func binds(_ values: [SQLValue]) -> PostgresBindings {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .null: binds.appendNull()
+            case .integer(let n): binds.append(n)
+            case .text(let s): binds.append(s)
+            case .bool(let b): binds.append(b)
+            case .bytes(let d): binds.append(ByteBuffer(bytes: d))
             }
         }
-        return String(decoding: out, as: UTF8.self)
+        return binds
     }
 }
 

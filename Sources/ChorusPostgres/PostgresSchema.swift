@@ -9,12 +9,12 @@ enum PostgresSchema {
     static func migrate(_ link: PostgresLink, schema: String?) throws {
         // The lock names the schema, which may not exist yet: `CREATE SCHEMA IF NOT EXISTS` alone
         // is not safe against a second node doing the same.
-        let lock = "SELECT pg_advisory_xact_lock(hashtext(?))"
         let lockName = "chorus migrations " + (schema ?? "")
+        let lock: SQL = "SELECT pg_advisory_xact_lock(hashtext(\(lockName)))"
         try link.inTransaction {
-            try link.execute(lock, [lockName])
+            try link.execute(lock)
             if let schema {
-                try link.execute("CREATE SCHEMA IF NOT EXISTS \(PostgresLocation.quotedIdentifier(schema))")
+                try link.execute("CREATE SCHEMA IF NOT EXISTS \(raw: PostgresLocation.quotedIdentifier(schema))")
             }
             try link.execute("""
                 CREATE TABLE IF NOT EXISTS chorus_migrations (
@@ -22,20 +22,22 @@ enum PostgresSchema {
                 """)
         }
         try link.inTransaction {
-            try link.execute(lock, [lockName])
+            try link.execute(lock)
             try renumber(link)
         }
         for migration in Migrations.all {
             try link.inTransaction {
-                try link.execute(lock, [lockName])
-                let done = try link.query("SELECT 1 FROM chorus_migrations WHERE version = ?", [migration.version])
+                try link.execute(lock)
+                let done = try link.query("SELECT 1 FROM chorus_migrations WHERE version = \(migration.version)")
                 guard done.isEmpty else { return }
                 // One statement at a time: the extended protocol takes no more (no `;` at a line's end inside one).
                 for statement in migration.postgres.split(separator: ";\n") where !statement.allSatisfy(\.isWhitespace) {
-                    try link.execute(String(statement).trimmingCharacters(in: CharacterSet(charactersIn: "; \n")))
+                    try link.execute(SQL(raw: String(statement).trimmingCharacters(in: CharacterSet(charactersIn: "; \n"))))
                 }
-                try link.execute("INSERT INTO chorus_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                                 [migration.version, migration.name, Int64(Date().timeIntervalSince1970 * 1000)])
+                try link.execute("""
+                    INSERT INTO chorus_migrations (version, name, applied_at)
+                    VALUES (\(migration.version), \(migration.name), \(Int64(Date().timeIntervalSince1970 * 1000)))
+                    """)
             }
         }
     }
@@ -58,8 +60,10 @@ enum PostgresSchema {
         let names = Dictionary(uniqueKeysWithValues: Migrations.all.map { ($0.version, $0.name) })
         for (former, at) in applied {
             for version in formerVersions[Int(former)] ?? [] {
-                try link.execute("INSERT INTO chorus_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                                 [version, names[version] ?? "v\(version)", at])
+                try link.execute("""
+                    INSERT INTO chorus_migrations (version, name, applied_at)
+                    VALUES (\(version), \(names[version] ?? "v\(version)"), \(at))
+                    """)
             }
         }
     }

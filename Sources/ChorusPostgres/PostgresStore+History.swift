@@ -13,22 +13,24 @@ extension PostgresStore {
             try PostgresStore.takeLog(link, node: node, wake: false)
             for start in stride(from: 0, to: entries.count, by: 1000) {
                 let chunk = entries[start..<min(entries.count, start + 1000)]
-                let rows = Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", count: chunk.count).joined(separator: ", ")
-                var values: [any PostgresBindable] = []
-                values.reserveCapacity(chunk.count * 11 + 2)
-                for e in chunk {
-                    values += [e.conversation, e.msgid, Millis.from(e.time), e.command, e.source, e.account, e.target, e.text,
-                               e.clientTags, e.audience.map(StoredForm.audience), node] as [any PostgresBindable]
-                }
+                let rows = chunk.map { e -> SQL in
+                    """
+                    (\(e.conversation), \(e.msgid), \(Millis.from(e.time)), \(e.command), \(e.source), \(e.account), \(e.target),
+                     \(e.text), \(e.clientTags), \(e.audience.map(StoredForm.audience)), \(node))
+                    """
+                }.joined(separator: ", ")
                 // The wake-up carries the lines themselves and the log's end before them
                 // (`LogNews.appended`): a process that has read up to there delivers them without
                 // reading the log. One too long for a notification only says to read it.
                 try link.execute("""
-                    WITH added AS (INSERT INTO history (\(Self.historyColumns), node) VALUES \(rows) RETURNING id, \(Self.historyColumns))
-                    SELECT pg_notify(current_setting('chorus.channel'), CASE WHEN octet_length(news) <= \(Self.longestNews) THEN news ELSE ? END)
-                    FROM (SELECT json_build_array(?::text, \(Self.logEnd), (SELECT max(id) FROM added), json_agg(json_build_array(\(Self.historyColumns)) ORDER BY id))::text
+                    WITH added AS (INSERT INTO history (\(raw: Self.historyColumns),
+                      node) VALUES \(rows) RETURNING id, \(raw: Self.historyColumns))
+                    SELECT pg_notify(current_setting('chorus.channel'),
+                      CASE WHEN octet_length(news) <= \(raw: String(Self.longestNews)) THEN news ELSE \(node) END)
+                    FROM (SELECT json_build_array(\(node)::text, \(raw: Self.logEnd), (SELECT max(id) FROM added),
+                                                  json_agg(json_build_array(\(raw: Self.historyColumns)) ORDER BY id))::text
                           AS news FROM added) appended
-                    """, values + [node, node])
+                    """)
             }
         }
     }
@@ -55,9 +57,9 @@ extension PostgresStore: SharedLog {
         // Advisory locks are the database's: the schema's name keeps installations in one apart.
         let lock = "pg_advisory_xact_lock(hashtext('chorus history ' || current_schema()))"
         if wake {
-            try link.execute("SELECT \(lock), pg_notify(current_setting('chorus.channel'), ?)", [node])
+            try link.execute("SELECT \(raw: lock), pg_notify(current_setting('chorus.channel'), \(node))")
         } else {
-            try link.execute("SELECT \(lock)")
+            try link.execute("SELECT \(raw: lock)")
         }
     }
 
@@ -68,12 +70,12 @@ extension PostgresStore: SharedLog {
             // to lines): a row even when there are no lines, whose line columns are then null.
             let rows = try link.query("""
                 SELECT coalesce((SELECT max(seq) FROM presence), 0), h.* FROM (SELECT 1) one LEFT JOIN LATERAL (
-                  SELECT id, node, \(Self.historyColumns) FROM history WHERE id > ? ORDER BY id LIMIT ?) h ON true
-                """, [position, limit])
+                  SELECT id, node, \(raw: Self.historyColumns) FROM history WHERE id > \(position) ORDER BY id LIMIT \(limit)) h ON true
+                """)
             let presenceTop: Int64 = try rows.first?.int64(0) ?? 0
             let lines = try rows.filter { try $0.int64(1) as Int64? != nil }
             let presence = presenceTop <= position ? [] : try link.query(
-                "SELECT seq, \(Self.presenceColumns) FROM presence WHERE seq > ? ORDER BY seq LIMIT ?", [position, limit])
+                "SELECT seq, \(raw: Self.presenceColumns) FROM presence WHERE seq > \(position) ORDER BY seq LIMIT \(limit)")
             // Both in one order; where a kind filled its limit, nothing after its last is taken yet.
             var end = Int64.max
             if lines.count == limit, let last = lines.last { end = min(end, try last.int64(1) as Int64) }
@@ -163,8 +165,8 @@ extension PostgresStore: SharedLog {
             let rows = try link.query("""
                 SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint, r.room, r.changed FROM (SELECT 1) one
                 LEFT JOIN LATERAL (SELECT room, changed FROM room_changes
-                                   WHERE changed > ? AND node IS DISTINCT FROM ? ORDER BY changed) r ON true
-                """, [since ?? Int64.max, pool.node])
+                                   WHERE changed > \(since ?? Int64.max) AND node IS DISTINCT FROM \(pool.node) ORDER BY changed) r ON true
+                """)
             let now: Int64 = try rows.first?.int64(0) ?? 0
             let rooms = try rows.compactMap { row -> (room: String, changed: Int64)? in
                 guard let room: String = try row.string(1), let changed: Int64 = try row.int64(2) else { return nil }
@@ -178,7 +180,7 @@ extension PostgresStore: SharedLog {
         // Closed by its last manager between the two statements: made again, here.
         for _ in 0..<3 {
             let made = try db.write { link in
-                try link.query(StoredStatements.insertRoom + " ON CONFLICT (key) DO NOTHING RETURNING key", PostgresLink.values(StoredStatements.values(of: room)))
+                try link.query(StoredStatements.insertRoom(room) + " ON CONFLICT (key) DO NOTHING RETURNING key")
             }
             forget { $0.roomNames[room.key] = nil }
             if !made.isEmpty { return nil }
@@ -188,7 +190,7 @@ extension PostgresStore: SharedLog {
     }
 
     public func storedRoom(_ key: String) throws -> StoredRoom? {
-        guard let room = try rooms(where: "key = ?", [key]).first else { return nil }
+        guard let room = try rooms(where: "key = \(key)").first else { return nil }
         return StoredRoom(room: room, settings: try roomSettings(key), memberships: try memberships(ofRoom: key))
     }
 }

@@ -31,23 +31,25 @@ extension PostgresStore: SharedPresence {
             // A nick is free unless a connection of a live process holds it; one whose process
             // lapsed is let go here rather than waiting for someone to withdraw it.
             let holders = try link.query("""
-                SELECT p.connection, coalesce(n.heartbeat > \(Self.databaseNow) - ?, false) FROM presence p
+                SELECT p.connection, coalesce(n.heartbeat > \(raw: Self.databaseNow) - \(Self.millis(Self.lease)), false) FROM presence p
                 LEFT JOIN nodes n ON n.node = p.node
-                WHERE p.nick_key = ? AND NOT p.gone AND p.connection <> ?
-                """, [Self.millis(Self.lease), record.nickKey, record.connection])
+                WHERE p.nick_key = \(record.nickKey) AND NOT p.gone AND p.connection <> \(record.connection)
+                """)
             for holder in holders {
                 if try holder.bool(1) { return false }
-                try Self.markGone(link, "connection = ?", [try holder.string(0) as String], reason: "Server lost")
+                try Self.markGone(link, "connection = \(try holder.string(0) as String)", reason: "Server lost")
             }
             try link.execute("""
-                INSERT INTO presence (\(Self.presenceColumns), seq, changed)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, false, \(Self.nextPosition), \(Self.databaseNow))
+                INSERT INTO presence (\(raw: Self.presenceColumns), seq, changed)
+                VALUES (\(record.connection), \(record.node), \(record.nick), \(record.nickKey), \(record.user),
+                  \(record.host), \(record.realname), \(record.account), \(record.away), \(record.modes),
+                  \(record.storedRooms), \(Millis.from(record.since)), \(record.note), false,
+                  \(raw: Self.nextPosition), \(raw: Self.databaseNow))
                 ON CONFLICT (connection) DO UPDATE SET nick = excluded.nick, nick_key = excluded.nick_key,
                   user_name = excluded.user_name, host = excluded.host, realname = excluded.realname,
                   account = excluded.account, away = excluded.away, modes = excluded.modes, rooms = excluded.rooms,
                   note = excluded.note, gone = false, seq = excluded.seq, changed = excluded.changed
-                """, [record.connection, record.node, record.nick, record.nickKey, record.user, record.host, record.realname,
-                      record.account, record.away, record.modes, record.storedRooms, Millis.from(record.since), record.note])
+                """)
             return true
         }
     }
@@ -55,7 +57,7 @@ extension PostgresStore: SharedPresence {
     public func withdraw(connection: String, reason: String) throws {
         try db.write { link in
             try Self.takeLog(link, node: node)
-            try Self.markGone(link, "connection = ?", [connection], reason: reason)
+            try Self.markGone(link, "connection = \(connection)", reason: reason)
         }
     }
 
@@ -63,8 +65,8 @@ extension PostgresStore: SharedPresence {
         try db.write { link in
             try Self.takeLog(link, node: node)
             // Connection ids are `node#number`: no commas.
-            try Self.markGone(link, "node = ? AND NOT gone AND connection <> ALL(string_to_array(?, ','))",
-                              [node, keeping.joined(separator: ",")], reason: reason)
+            try Self.markGone(link, "node = \(node) AND NOT gone AND connection <> ALL(string_to_array(\(keeping.joined(separator: ",")), ','))",
+                              reason: reason)
         }
     }
 
@@ -73,14 +75,14 @@ extension PostgresStore: SharedPresence {
             // The lock keeps writers out while the records and the position are read together.
             try Self.takeLog(link, node: node)
             try link.execute("""
-                INSERT INTO nodes (node, started, heartbeat) VALUES (?, \(Self.databaseNow), \(Self.databaseNow))
+                INSERT INTO nodes (node, started, heartbeat) VALUES (\(node), \(raw: Self.databaseNow), \(raw: Self.databaseNow))
                 ON CONFLICT (node) DO UPDATE SET heartbeat = excluded.heartbeat
-                """, [node])
+                """)
             let records = try link.query("""
-                SELECT \(Self.presenceColumns) FROM presence WHERE NOT gone AND node <> ?
-                  AND node IN (SELECT node FROM nodes WHERE heartbeat > \(Self.databaseNow) - ?) ORDER BY seq
-                """, [node, Self.millis(Self.lease)]).map { try Self.presenceRecord($0, from: 0) }
-            let position = try link.query("SELECT \(Self.logEnd)")
+                SELECT \(raw: Self.presenceColumns) FROM presence WHERE NOT gone AND node <> \(node)
+                  AND node IN (SELECT node FROM nodes WHERE heartbeat > \(raw: Self.databaseNow) - \(Self.millis(Self.lease))) ORDER BY seq
+                """).map { try Self.presenceRecord($0, from: 0) }
+            let position = try link.query("SELECT \(raw: Self.logEnd)")
                 .first?.int64(0) ?? 0
             return (records, position)
         }
@@ -88,9 +90,12 @@ extension PostgresStore: SharedPresence {
 
     public func heartbeat() throws -> Bool {
         try db.write { link in
-            let renewed = try link.execute("UPDATE nodes SET heartbeat = \(Self.databaseNow) WHERE node = ?", [node])
+            let renewed = try link.execute("UPDATE nodes SET heartbeat = \(raw: Self.databaseNow) WHERE node = \(node)")
             if renewed > 0 { return true }
-            try link.execute("INSERT INTO nodes (node, started, heartbeat) VALUES (?, \(Self.databaseNow), \(Self.databaseNow))", [node])
+            try link.execute("""
+                INSERT INTO nodes (node, started, heartbeat)
+                VALUES (\(node), \(raw: Self.databaseNow), \(raw: Self.databaseNow))
+                """)
             return false
         }
     }
@@ -99,18 +104,21 @@ extension PostgresStore: SharedPresence {
         let lease = Self.millis(Self.lease)
         // A look without the lock first: nearly always nobody has lapsed.
         let lapsed = try db.read { link in
-            try link.query("SELECT 1 FROM nodes WHERE heartbeat < \(Self.databaseNow) - ? LIMIT 1", [lease])
+            try link.query("SELECT 1 FROM nodes WHERE heartbeat < \(raw: Self.databaseNow) - \(lease) LIMIT 1")
         }
         let oldGone = try db.read { link in
-            try link.query("SELECT 1 FROM presence WHERE gone AND changed < \(Self.databaseNow) - ? LIMIT 1", [Self.millis(Self.goneKept)])
+            try link.query("""
+                SELECT 1 FROM presence
+                WHERE gone AND changed < \(raw: Self.databaseNow) - \(Self.millis(Self.goneKept)) LIMIT 1
+                """)
         }
         if lapsed.isEmpty && oldGone.isEmpty { return [] }
         return try db.write { link in
             try Self.takeLog(link, node: node)
-            try link.execute("DELETE FROM presence WHERE gone AND changed < \(Self.databaseNow) - ?", [Self.millis(Self.goneKept)])
-            let nodes = try link.query("DELETE FROM nodes WHERE heartbeat < \(Self.databaseNow) - ? RETURNING node", [lease])
+            try link.execute("DELETE FROM presence WHERE gone AND changed < \(raw: Self.databaseNow) - \(Self.millis(Self.goneKept))")
+            let nodes = try link.query("DELETE FROM nodes WHERE heartbeat < \(raw: Self.databaseNow) - \(lease) RETURNING node")
                 .map { try $0.string(0) as String }
-            for lost in nodes { try Self.markGone(link, "node = ? AND NOT gone", [lost], reason: "Server lost") }
+            for lost in nodes { try Self.markGone(link, "node = \(lost) AND NOT gone", reason: "Server lost") }
             return nodes
         }
     }
@@ -118,15 +126,15 @@ extension PostgresStore: SharedPresence {
     public func leave(reason: String) throws {
         try db.write { link in
             try Self.takeLog(link, node: node)
-            try Self.markGone(link, "node = ? AND NOT gone", [node], reason: reason)
-            try link.execute("DELETE FROM nodes WHERE node = ?", [node])
+            try Self.markGone(link, "node = \(node) AND NOT gone", reason: reason)
+            try link.execute("DELETE FROM nodes WHERE node = \(node)")
         }
     }
 
-    private static func markGone(_ link: PostgresLink, _ condition: String, _ values: [any PostgresBindable], reason: String) throws {
+    private static func markGone(_ link: PostgresLink, _ condition: SQL, reason: String) throws {
         try link.execute("""
-            UPDATE presence SET gone = true, note = ?, seq = \(nextPosition), changed = \(databaseNow) WHERE \(condition)
-            """, [reason] + values)
+            UPDATE presence SET gone = true, note = \(reason), seq = \(raw: nextPosition), changed = \(raw: databaseNow) WHERE \(condition)
+            """)
     }
 
     /// A record from its columns (`presenceColumns`), starting at column `first`.

@@ -59,7 +59,7 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     /// Runs one statement of the caller's, outside the store's own: for tools and tests that
     /// need the database itself (the store's tables are its own business otherwise).
     public func execute(unchecked sql: String) throws {
-        try db.write { try $0.execute(sql) }
+        try db.write { try $0.execute(SQL(raw: sql)) }
     }
 
     public func probe() throws {
@@ -118,17 +118,17 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
         // and releasing the outermost now and then (or the commit) releases them all, a round
         // trip per command fewer. Kept few: many open at once slow every session's snapshots.
         let name = link.openSavepoint()
-        try link.execute("SAVEPOINT \(name)")
+        try link.execute("SAVEPOINT \(raw: name)")
         let kept: Bool
         do { kept = try body() } catch { kept = false }
         if !kept || link.conflicted {
             forgetAll()
             link.forgetVersions()
             // PostgreSQL refuses every statement of a transaction after an error until this.
-            try link.execute("ROLLBACK TO SAVEPOINT \(name)")
+            try link.execute("ROLLBACK TO SAVEPOINT \(raw: name)")
         }
         if let outermost = link.savepointsToRelease() {
-            try link.execute("RELEASE SAVEPOINT \(outermost)")
+            try link.execute("RELEASE SAVEPOINT \(raw: outermost)")
         }
         return kept
     }

@@ -1,4 +1,5 @@
 import ChorusCore
+import ChorusSQL
 import PostgresNIO
 
 /// Two processes may read one row in transactions that overlap and each write what it decided
@@ -13,8 +14,8 @@ extension PostgresLink {
 
     /// The rows `sql` returns, whose first column is the row's id and whose last is `xmin::text`
     /// of `table`: in a transaction, each row's version is kept for `updateRow`.
-    func queryVersioned(_ table: String, _ sql: String, _ values: [any PostgresBindable] = []) throws -> [PostgresRandomAccessRow] {
-        let rows = try query(sql, values)
+    func queryVersioned(_ table: String, _ sql: SQL) throws -> [PostgresRandomAccessRow] {
+        let rows = try query(sql)
         if inOpenTransaction {
             for row in rows {
                 versionsRead[Self.key(table, try row.int64(0))] = try row.string(row.count - 1)
@@ -26,19 +27,19 @@ extension PostgresLink {
     /// `UPDATE table SET assignments WHERE id = id`, and only if nobody changed the row since this
     /// transaction read it: throws `StoreError.conflict` (and marks the transaction `conflicted`)
     /// when somebody did, `StoreError.notFound` when there is no such row.
-    func updateRow(_ table: String, id: Int64, set assignments: String, _ values: [any PostgresBindable], what: String) throws {
+    func updateRow(_ table: String, id: Int64, set assignments: SQL, what: String) throws {
         let check = takeVersionCheck(table, id)
-        let changed = try execute("UPDATE \(table) SET \(assignments) WHERE id = ?\(check.condition)", values + [id] + check.values)
+        let changed = try execute("UPDATE \(raw: table) SET \(assignments) WHERE id = \(id)\(check.condition)")
         if changed == 0 { throw rowNotWritten(what, checked: check.checked) }
     }
 
     /// What makes a write of row `id` hold only while the row is as this transaction read it
-    /// (` AND xmin = ?::xid` and its value), or nothing when it was not read here. Once written
+    /// (` AND xmin = …::xid` with its value), or nothing when it was not read here. Once written
     /// here the row is this transaction's (its lock is held until the end): a later write in it
     /// needs no check, and the next read keeps the new version.
-    func takeVersionCheck(_ table: String, _ id: Int64) -> (condition: String, values: [any PostgresBindable], checked: Bool) {
-        guard let version = versionsRead.removeValue(forKey: Self.key(table, id)) else { return ("", [], false) }
-        return (" AND xmin = ?::xid", [version], true)
+    func takeVersionCheck(_ table: String, _ id: Int64) -> (condition: SQL, checked: Bool) {
+        guard let version = versionsRead.removeValue(forKey: Self.key(table, id)) else { return ("", false) }
+        return (" AND xmin = \(version)::xid", true)
     }
 
     /// The error for a write of one row that changed nothing: another process changed the row

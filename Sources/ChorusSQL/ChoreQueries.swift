@@ -9,22 +9,24 @@ extension SQLChoreStore {
         try reading { c in
             try c.rows("""
                 SELECT accounts.name FROM memberships JOIN accounts ON accounts.key = memberships.account
-                WHERE memberships.room = ? ORDER BY memberships.seq
-                """, [Account.key(room)]).map { try $0.string("name") }
+                WHERE memberships.room = \(Account.key(room)) ORDER BY memberships.seq
+                """).map { try $0.string("name") }
         }
     }
 
     public func awayUntil(_ account: String, in room: String) throws -> Date? {
         try reading { c in
-            try c.rows("SELECT away_until FROM memberships WHERE room = ? AND account = ?", [Account.key(room), Account.key(account)])
+            try c.rows("SELECT away_until FROM memberships WHERE room = \(Account.key(room)) AND account = \(Account.key(account))")
                 .first.flatMap { try $0.date("away_until") }
         }
     }
 
     public func setAway(_ account: String, in room: String, until: Date?, events: [Event]) throws -> [Event] {
         try writing { c in
-            try c.run("UPDATE memberships SET away_until = ? WHERE room = ? AND account = ?",
-                      [until.map(Millis.from), Account.key(room), Account.key(account)])
+            try c.run("""
+                UPDATE memberships SET away_until = \(until.map(Millis.from))
+                WHERE room = \(Account.key(room)) AND account = \(Account.key(account))
+                """)
             return try EventRows.insert(events, c)
         }
     }
@@ -40,20 +42,20 @@ extension SQLChoreStore {
     }
 
     public func chore(named name: String, in room: String) throws -> Chore? {
-        try chores(where: "room = ? AND key = ?", [Account.key(room), Account.key(name)]).first
+        try chores(where: "room = \(Account.key(room)) AND key = \(Account.key(name))").first
     }
 
     public func chores(in room: String) throws -> [Chore] {
-        try chores(where: "room = ? ORDER BY due, key", [Account.key(room)])
+        try chores(where: "room = \(Account.key(room)) ORDER BY due, key")
     }
 
     public func allChores() throws -> [Chore] {
-        try chores(where: "true ORDER BY due", [])
+        try chores(where: "true ORDER BY due")
     }
 
-    private func chores(where condition: String, _ binds: [any SQLBindable]) throws -> [Chore] {
+    private func chores(where condition: SQL) throws -> [Chore] {
         try reading { c in
-            try c.rowsToChange("chores", "SELECT \(Self.choreColumns)\(c.dialect.rowVersion("chores")) FROM chores WHERE \(condition)", binds)
+            try c.rowsToChange("chores", "SELECT \(raw: Self.choreColumns)\(raw: c.dialect.rowVersion("chores")) FROM chores WHERE \(condition)")
                 .map(Self.chore)
         }
     }
@@ -61,30 +63,31 @@ extension SQLChoreStore {
     public func insertChore(_ chore: Chore, events: [Event]) throws -> (Chore, [Event]) {
         try writing { c in
             var saved = chore
-            saved.id = try c.insert("""
-                INSERT INTO chores (room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
-                                    last_reminder, room_told_overdue, swap_from, swap_to, passed_over)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, Self.values(of: chore))
+            saved.id = try c.insert("INSERT INTO chores (\(raw: Self.choreWritten)) VALUES (\(list: Self.values(of: chore)))")
             return (saved, try EventRows.insert(events, c))
         }
     }
 
     public func updateChore(_ chore: Chore, events: [Event]) throws -> [Event] {
         try writing { c in
-            try c.change("chores", id: chore.id, set: """
-                room = ?, key = ?, name = ?, frequency = ?, hour = ?, minute = ?, rotation = ?, current = ?, turn_since = ?,
-                due = ?, created_by = ?, created_at = ?, last_reminder = ?, room_told_overdue = ?, swap_from = ?, swap_to = ?,
-                passed_over = ?
-                """, Self.values(of: chore), what: "chore \(chore.name)", events: events)
+            try c.change("chores", id: chore.id, set: .assignments(Self.choreWritten, Self.values(of: chore)), what: "chore \(chore.name)",
+                         events: events)
         }
     }
 
     public func deleteChore(_ chore: Chore, event: Event) throws -> Event {
         try writing { c in
-            try c.run("DELETE FROM chores WHERE id = ?", [chore.id])
+            try c.run("DELETE FROM chores WHERE id = \(chore.id)")
             return try EventRows.insert(event, c)
         }
+    }
+
+    /// What a chore's row holds, in the order of `values(of:)`.
+    private static var choreWritten: String {
+        """
+        room, key, name, frequency, hour, minute, rotation, current, turn_since, due, created_by, created_at,
+        last_reminder, room_told_overdue, swap_from, swap_to, passed_over
+        """
     }
 
     private static func values(of c: Chore) -> [any SQLBindable] {
@@ -111,16 +114,16 @@ extension SQLChoreStore {
     // MARK: Shared lists
 
     public func list(named name: String, in room: String) throws -> SharedList? {
-        try lists(where: "room = ? AND key = ?", [Account.key(room), Account.key(name)]).first
+        try lists(where: "room = \(Account.key(room)) AND key = \(Account.key(name))").first
     }
 
     public func lists(in room: String) throws -> [SharedList] {
-        try lists(where: "room = ? ORDER BY key", [Account.key(room)])
+        try lists(where: "room = \(Account.key(room)) ORDER BY key")
     }
 
-    private func lists(where condition: String, _ binds: [any SQLBindable]) throws -> [SharedList] {
+    private func lists(where condition: SQL) throws -> [SharedList] {
         try reading { c in
-            try c.rows("SELECT room, name, items FROM lists WHERE \(condition)", binds).map { row in
+            try c.rows("SELECT room, name, items FROM lists WHERE \(condition)").map { row in
                 SharedList(room: try row.string("room"), name: try row.string("name"),
                            items: StoredForm.decode([SharedList.Item].self, try row.string("items")) ?? [])
             }
@@ -130,9 +133,11 @@ extension SQLChoreStore {
     public func saveList(_ list: SharedList, events: [Event]) throws -> [Event] {
         try writing { c in
             try c.run("""
-                INSERT INTO lists (room, key, name, items) VALUES (?, ?, ?, ?)
+                INSERT INTO lists (room, key, name, items)
+                VALUES (\(Account.key(list.room)), \(Account.key(list.name)), \(list.name),
+                  \(StoredForm.encode(list.items)))
                 ON CONFLICT (room, key) DO UPDATE SET items = excluded.items
-                """, [Account.key(list.room), Account.key(list.name), list.name, StoredForm.encode(list.items)])
+                """)
             return try EventRows.insert(events, c)
         }
     }

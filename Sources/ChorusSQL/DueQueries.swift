@@ -11,7 +11,7 @@ public protocol SQLDueStore: Store, SQLDatabase {}
 extension SQLDueStore {
     public func takeDueBoards(dueBy time: Date) throws -> [DueBoard] {
         try writing { c in
-            try c.rows("SELECT board FROM due_work WHERE due_at <= ? ORDER BY board\(c.dialect.skipLocked)", [Millis.from(time)])
+            try c.rows("SELECT board FROM due_work WHERE due_at <= \(Millis.from(time)) ORDER BY board\(raw: c.dialect.skipLocked)")
                 .compactMap { DueBoard(rawValue: try $0.string("board")) }
                 .sorted { DueBoard.allCases.firstIndex(of: $0)! < DueBoard.allCases.firstIndex(of: $1)! }
         }
@@ -23,15 +23,14 @@ extension SQLDueStore {
             guard !c.dialect.forUpdate.isEmpty else { return }
             // In one order, whoever asks: two processes holding boards wait for each other in turn, never in a ring.
             let names = boards.map(\.rawValue).sorted()
-            _ = try c.rows("SELECT board FROM due_work WHERE board IN (\(names.map { _ in "?" }.joined(separator: ", "))) ORDER BY board\(c.dialect.forUpdate)",
-                           names)
+            _ = try c.rows("SELECT board FROM due_work WHERE board IN (\(list: names)) ORDER BY board\(raw: c.dialect.forUpdate)")
         }
     }
 
     public func dueTimes() throws -> [DueBoard: Date?] {
         try reading { c in
             var times: [DueBoard: Date?] = [:]
-            for row in try c.rows("SELECT board, due_at FROM due_work", []) {
+            for row in try c.rows("SELECT board, due_at FROM due_work") {
                 guard let board = DueBoard(rawValue: try row.string("board")) else { continue }
                 times[board] = try row.date("due_at") as Date?
             }
@@ -42,13 +41,13 @@ extension SQLDueStore {
     public func setNextDue(of board: DueBoard, to time: Date?) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO due_work (board, due_at) VALUES (?, ?)
+                INSERT INTO due_work (board, due_at) VALUES (\(board.rawValue), \(time.map(Millis.from)))
                 ON CONFLICT (board) DO UPDATE SET due_at = excluded.due_at
-                """, [board.rawValue, time.map(Millis.from)])
+                """)
         }
     }
 
     public func nextDue() throws -> Date? {
-        try reading { c in try c.rows("SELECT min(due_at) AS due FROM due_work", []).first.flatMap { try $0.date("due") } }
+        try reading { c in try c.rows("SELECT min(due_at) AS due FROM due_work").first.flatMap { try $0.date("due") } }
     }
 }

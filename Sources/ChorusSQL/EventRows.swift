@@ -6,10 +6,8 @@ public enum EventRows {
     /// The columns `event(_:)` reads, qualified so that they can be joined.
     public static let columns = "events.id, events.type, events.room, events.job, events.actor, events.data, events.at, events.concerns, events.audience"
 
-    /// `INSERT` of an event, before its `VALUES` (`row` for one, with `values(of:)`).
+    /// `INSERT` of an event, before its `VALUES` (`values(of:)`, in this order).
     public static let insert = "INSERT INTO events (type, room, job, actor, data, at, concerns, audience, request)"
-    public static let row = "(?, ?, ?, ?, ?, ?, ?, ?, ?)"
-    private static let insertOne = "\(insert) VALUES \(row)"
 
     public static func values(of event: Event) -> [any SQLBindable] {
         [event.type, event.room, event.job, event.actor, StoredForm.json(event.data), Millis.from(event.at),
@@ -19,7 +17,7 @@ public enum EventRows {
     /// Writes `event`, giving it its id.
     public static func insert(_ event: Event, _ c: any SQLConnection) throws -> Event {
         var saved = event
-        saved.id = try c.insert(insertOne, values(of: event))
+        saved.id = try c.insert("\(raw: insert) VALUES (\(list: values(of: event)))")
         return saved
     }
 

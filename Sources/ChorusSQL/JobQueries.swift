@@ -11,7 +11,7 @@ extension SQLJobStore {
     public func role(of account: String, in room: String) throws -> Role? {
         let read = {
             try reading { c in
-                try c.rows("SELECT role FROM memberships WHERE room = ? AND account = ?", [Account.key(room), Account.key(account)])
+                try c.rows("SELECT role FROM memberships WHERE room = \(Account.key(room)) AND account = \(Account.key(account))")
                     .first.flatMap { Role(rawValue: try $0.string("role")) }
             }
         }
@@ -23,8 +23,10 @@ extension SQLJobStore {
         let read = {
             try reading { c in
                 var settings = RoomSettings()
-                if let row = try c.rows("SELECT visibility, creators, echo_commands, market, open FROM room_settings WHERE room = ?",
-                                        [Account.key(room)]).first {
+                if let row = try c.rows("""
+                    SELECT visibility, creators, echo_commands, market, open FROM room_settings
+                    WHERE room = \(Account.key(room))
+                    """).first {
                     settings.visibility = RoomSettings.Visibility(rawValue: try row.string("visibility")) ?? .all
                     settings.creators = RoomSettings.Creators(rawValue: try row.string("creators")) ?? .everyone
                     settings.echoCommands = try row.bool("echo_commands")
@@ -41,11 +43,12 @@ extension SQLJobStore {
     public func saveRoomSettings(_ settings: RoomSettings, room: String, event: Event) throws -> Event {
         try writing { c in
             try c.run("""
-                INSERT INTO room_settings (room, visibility, creators, echo_commands, market, open) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO room_settings (room, visibility, creators, echo_commands, market, open)
+                VALUES (\(Account.key(room)), \(settings.visibility.rawValue), \(settings.creators.rawValue),
+                  \(settings.echoCommands), \(settings.market), \(settings.open))
                 ON CONFLICT (room) DO UPDATE SET visibility = excluded.visibility, creators = excluded.creators,
                   echo_commands = excluded.echo_commands, market = excluded.market, open = excluded.open
-                """, [Account.key(room), settings.visibility.rawValue, settings.creators.rawValue, settings.echoCommands,
-                      settings.market, settings.open])
+                """)
             forget { $0.settings[Account.key(room)] = nil }
             return try EventRows.insert(event, c)
         }
@@ -59,7 +62,7 @@ extension SQLJobStore {
     public func job(_ id: Int64) throws -> Job? {
         let read = {
             try reading { c in
-                try c.rowsToChange("jobs", "SELECT \(Self.jobColumns)\(c.dialect.rowVersion("jobs")) FROM jobs WHERE id = ?", [id])
+                try c.rowsToChange("jobs", "SELECT \(raw: Self.jobColumns)\(raw: c.dialect.rowVersion("jobs")) FROM jobs WHERE id = \(id)")
                     .first.map(Self.job)
             }
         }
@@ -70,11 +73,8 @@ extension SQLJobStore {
     public func insertJob(_ job: Job, event: Event) throws -> (Job, Event) {
         try writing { c in
             // The job and its event, which names it: one round trip where the driver can.
-            let (id, saved) = try c.insert("""
-                INSERT INTO jobs (room, title, description, status, creator, creator_key, assignee, assignee_key, due,
-                                  created_at, updated_at, tasks, photos)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, Self.values(of: job), event: event, eventJob: true)
+            let (id, saved) = try c.insert("INSERT INTO jobs (\(raw: Self.jobWritten)) VALUES (\(list: Self.values(of: job)))",
+                                           event: event, eventJob: true)
             var added = job
             added.id = id
             return (added, saved)
@@ -84,10 +84,8 @@ extension SQLJobStore {
     public func updateJob(_ job: Job, events: [Event]) throws -> [Event] {
         try writing { c in
             forget { $0.jobs[job.id] = nil }
-            return try c.change("jobs", id: job.id, set: """
-                room = ?, title = ?, description = ?, status = ?, creator = ?, creator_key = ?, assignee = ?,
-                assignee_key = ?, due = ?, created_at = ?, updated_at = ?, tasks = ?, photos = ?
-                """, Self.values(of: job), what: "job \(job.id)", events: events)
+            return try c.change("jobs", id: job.id, set: .assignments(Self.jobWritten, Self.values(of: job)), what: "job \(job.id)",
+                                events: events)
         }
     }
 
@@ -95,16 +93,24 @@ extension SQLJobStore {
         try reading { c in
             let condition = StoredFilters.jobs(filter, like: c.dialect.like)
             return try c.rowsToChange("jobs", """
-                SELECT \(Self.jobColumns)\(c.dialect.rowVersion("jobs")) FROM jobs WHERE \(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?
-                """, condition.binds + [filter.limit, filter.offset]).map(Self.job)
+                SELECT \(raw: Self.jobColumns)\(raw: c.dialect.rowVersion("jobs")) FROM jobs WHERE \(condition)
+                ORDER BY id DESC LIMIT \(filter.limit) OFFSET \(filter.offset)
+                """).map(Self.job)
         }
     }
 
     public func countJobs(_ filter: JobFilter) throws -> Int {
         try reading { c in
             let condition = StoredFilters.jobs(filter, like: c.dialect.like)
-            return try c.rows("SELECT count(*) AS n FROM jobs WHERE \(condition.text)", condition.binds).first?.int("n") ?? 0
+            return try c.rows("SELECT count(*) AS n FROM jobs WHERE \(condition)").first?.int("n") ?? 0
         }
+    }
+
+    /// What a job's row holds, in the order of `values(of:)`.
+    private static var jobWritten: String {
+        """
+        room, title, description, status, creator, creator_key, assignee, assignee_key, due, created_at, updated_at, tasks, photos
+        """
     }
 
     private static func values(of job: Job) -> [any SQLBindable] {
@@ -125,8 +131,10 @@ extension SQLJobStore {
 
     public func insertComment(_ comment: Comment, event: Event) throws -> (Comment, Event) {
         try writing { c in
-            let (id, saved) = try c.insert("INSERT INTO comments (job, author, text, at) VALUES (?, ?, ?, ?)",
-                                           [comment.job, comment.author, comment.text, Millis.from(comment.at)], event: event, eventJob: false)
+            let (id, saved) = try c.insert("""
+                INSERT INTO comments (job, author, text, at)
+                VALUES (\(comment.job), \(comment.author), \(comment.text), \(Millis.from(comment.at)))
+                """, event: event, eventJob: false)
             var added = comment
             added.id = id
             return (added, saved)
@@ -135,7 +143,7 @@ extension SQLJobStore {
 
     public func comments(of job: Int64, limit: Int) throws -> [Comment] {
         try reading { c in
-            try c.rows("SELECT id, job, author, text, at FROM comments WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map {
+            try c.rows("SELECT id, job, author, text, at FROM comments WHERE job = \(job) ORDER BY id DESC LIMIT \(limit)").map {
                 Comment(id: try $0.int64("id"), job: try $0.int64("job"), author: try $0.string("author"), text: try $0.string("text"),
                         at: try $0.date("at"))
             }
@@ -148,8 +156,11 @@ extension SQLJobStore {
 
     public func insertAsk(_ ask: Ask, event: Event) throws -> (Ask, Event) {
         try writing { c in
-            let id = try c.insert("INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                  [ask.room, ask.kind.rawValue, ask.job, ask.by, ask.reason, ask.state.rawValue, ask.decidedBy, Millis.from(ask.at)])
+            let id = try c.insert("""
+                INSERT INTO asks (room, kind, job, by, reason, state, decided_by, at)
+                VALUES (\(ask.room), \(ask.kind.rawValue), \(ask.job), \(ask.by), \(ask.reason), \(ask.state.rawValue),
+                  \(ask.decidedBy), \(Millis.from(ask.at)))
+                """)
             var saved = ask
             saved.id = id
             var e = event
@@ -159,23 +170,23 @@ extension SQLJobStore {
     }
 
     public func ask(_ id: Int64) throws -> Ask? {
-        try asks(where: "id = ?", [id]).first
+        try asks(where: "id = \(id)").first
     }
 
     public func updateAsk(_ ask: Ask, event: Event) throws -> Event {
         try writing { c in
-            try c.change("asks", id: ask.id, set: "state = ?, decided_by = ?", [ask.state.rawValue, ask.decidedBy], what: "ask \(ask.id)",
+            try c.change("asks", id: ask.id, set: "state = \(ask.state.rawValue), decided_by = \(ask.decidedBy)", what: "ask \(ask.id)",
                          events: [event])[0]
         }
     }
 
     public func openAsks(in room: String) throws -> [Ask] {
-        try asks(where: "room = ? AND state = 'open' ORDER BY id", [Account.key(room)])
+        try asks(where: "room = \(Account.key(room)) AND state = 'open' ORDER BY id")
     }
 
-    private func asks(where condition: String, _ binds: [any SQLBindable]) throws -> [Ask] {
+    private func asks(where condition: SQL) throws -> [Ask] {
         try reading { c in
-            try c.rowsToChange("asks", "SELECT \(Self.askColumns)\(c.dialect.rowVersion("asks")) FROM asks WHERE \(condition)", binds).map { row in
+            try c.rowsToChange("asks", "SELECT \(raw: Self.askColumns)\(raw: c.dialect.rowVersion("asks")) FROM asks WHERE \(condition)").map { row in
                 Ask(id: try row.int64("id"), room: try row.string("room"), kind: Ask.Kind(rawValue: try row.string("kind")) ?? .work,
                     job: try row.int64("job"), by: try row.string("by"), reason: try row.string("reason"),
                     state: Ask.State(rawValue: try row.string("state")) ?? .open, decidedBy: try row.string("decided_by"), at: try row.date("at"))
@@ -188,7 +199,9 @@ extension SQLJobStore {
     public func timeZone(of account: String) throws -> String? {
         let read = {
             try reading { c in
-                try c.rows("SELECT time_zone FROM account_settings WHERE account = ?", [Account.key(account)]).first.flatMap { try $0.string("time_zone") }
+                try c.rows("""
+                    SELECT time_zone FROM account_settings WHERE account = \(Account.key(account))
+                    """).first.flatMap { try $0.string("time_zone") }
             }
         }
         guard let cache else { return try read() }
@@ -198,9 +211,9 @@ extension SQLJobStore {
     public func setTimeZone(_ identifier: String?, of account: String) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO account_settings (account, time_zone) VALUES (?, ?)
+                INSERT INTO account_settings (account, time_zone) VALUES (\(Account.key(account)), \(identifier))
                 ON CONFLICT (account) DO UPDATE SET time_zone = excluded.time_zone
-                """, [Account.key(account), identifier])
+                """)
             forget { $0.timeZones[Account.key(account)] = nil }
         }
     }
@@ -213,26 +226,29 @@ extension SQLJobStore {
 
     public func events(of job: Int64, limit: Int) throws -> [Event] {
         try reading { c in
-            try c.rows("SELECT \(EventRows.columns) FROM events WHERE job = ? ORDER BY id DESC LIMIT ?", [job, limit]).map(EventRows.event)
+            try c.rows("""
+                SELECT \(raw: EventRows.columns) FROM events WHERE job = \(job) ORDER BY id DESC LIMIT \(limit)
+                """).map(EventRows.event)
         }
     }
 
     public func events(after position: Int64, rooms: [String], account: String, limit: Int) throws -> [Event] {
         try reading { c in
             // Concerns are names as typed, in a JSON list: lowercased, a key is found between quotes.
-            let inRooms = rooms.isEmpty ? "" : "room IN (\(rooms.map { _ in "?" }.joined(separator: ", "))) OR "
+            let inRooms: SQL = rooms.isEmpty ? "" : "room IN (\(list: rooms)) OR "
+            let quoted = "\"\(account)\""
             return try c.rows("""
-                SELECT \(EventRows.columns) FROM events
-                WHERE id > ? AND (\(inRooms)\(c.dialect.instr)(lower(concerns), ?) > 0 OR (room IS NULL AND lower(actor) = ?))
-                ORDER BY id LIMIT ?
-                """, [position] + rooms.map { $0 as any SQLBindable } + ["\"\(account)\"", account, max(0, limit)])
-                .map(EventRows.event)
+                SELECT \(raw: EventRows.columns) FROM events
+                WHERE id > \(position)
+                  AND (\(inRooms)\(raw: c.dialect.instr)(lower(concerns), \(quoted)) > 0 OR (room IS NULL AND lower(actor) = \(account)))
+                ORDER BY id LIMIT \(max(0, limit))
+                """).map(EventRows.event)
         }
     }
 
     public func eventIDs(after position: Int64, limit: Int) throws -> [Int64] {
         try reading { c in
-            try c.rows("SELECT id FROM events WHERE id > ? ORDER BY id LIMIT ?", [position, max(0, limit)]).map { try $0.int64("id") }
+            try c.rows("SELECT id FROM events WHERE id > \(position) ORDER BY id LIMIT \(max(0, limit))").map { try $0.int64("id") }
         }
     }
 
@@ -241,10 +257,8 @@ extension SQLJobStore {
             // A new request may reach a thousand contractors: a statement per few hundred, not per account.
             for start in stride(from: 0, to: accounts.count, by: 400) {
                 let chunk = accounts[start..<min(accounts.count, start + 400)]
-                try c.run("""
-                    INSERT INTO queued_events (account, event) VALUES \(Array(repeating: "(?, ?)", count: chunk.count).joined(separator: ", "))
-                    ON CONFLICT DO NOTHING
-                    """, chunk.flatMap { [Account.key($0), eventID] as [any SQLBindable] })
+                let rows = chunk.map { "(\(Account.key($0)), \(eventID))" as SQL }.joined(separator: ", ")
+                try c.run("INSERT INTO queued_events (account, event) VALUES \(rows) ON CONFLICT DO NOTHING")
             }
         }
     }
@@ -253,10 +267,10 @@ extension SQLJobStore {
         let key = Account.key(account)
         return try writing { c in
             let events = try c.rows("""
-                SELECT \(EventRows.columns) FROM queued_events JOIN events ON events.id = queued_events.event
-                WHERE queued_events.account = ? ORDER BY events.id
-                """, [key]).map(EventRows.event)
-            try c.run("DELETE FROM queued_events WHERE account = ?", [key])
+                SELECT \(raw: EventRows.columns) FROM queued_events JOIN events ON events.id = queued_events.event
+                WHERE queued_events.account = \(key) ORDER BY events.id
+                """).map(EventRows.event)
+            try c.run("DELETE FROM queued_events WHERE account = \(key)")
             return events
         }
     }

@@ -13,7 +13,7 @@ extension SQLMarketStore {
 
     public func contractor(_ account: String) throws -> Contractor? {
         try reading { c in
-            try c.rows("SELECT \(Self.contractorColumns) FROM contractors WHERE account_key = ?", [Account.key(account)])
+            try c.rows("SELECT \(raw: Self.contractorColumns) FROM contractors WHERE account_key = \(Account.key(account))")
                 .first.map(Self.contractor)
         }
     }
@@ -22,15 +22,16 @@ extension SQLMarketStore {
         let key = Account.key(contractor.account)
         try writing { c in
             try c.run("""
-                INSERT INTO contractors (account_key, account, active, skills, rate, area, bio) VALUES (?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO contractors (account_key, account, active, skills, rate, area, bio)
+                VALUES (\(key), \(contractor.account), \(contractor.active), \(StoredForm.lines(contractor.skills)),
+                  \(contractor.rate), \(StoredForm.lines(contractor.area)), \(contractor.bio))
                 ON CONFLICT (account_key) DO UPDATE SET account = excluded.account, active = excluded.active,
                   skills = excluded.skills, rate = excluded.rate, area = excluded.area, bio = excluded.bio
-                """, [key, contractor.account, contractor.active, StoredForm.lines(contractor.skills), contractor.rate,
-                      StoredForm.lines(contractor.area), contractor.bio])
+                """)
             // The skill index: what `contractors(withSkill:)` reads instead of every contractor.
-            try c.run("DELETE FROM contractor_skills WHERE account_key = ?", [key])
+            try c.run("DELETE FROM contractor_skills WHERE account_key = \(key)")
             for skill in contractor.skills {
-                try c.run("INSERT INTO contractor_skills (skill, account_key) VALUES (?, ?)", [skill, key])
+                try c.run("INSERT INTO contractor_skills (skill, account_key) VALUES (\(skill), \(key))")
             }
         }
     }
@@ -40,9 +41,9 @@ extension SQLMarketStore {
             // A posting reads a thousand of these: each is decoded where the cursor stands.
             var found: [Contractor] = []
             try c.eachRow("""
-                SELECT \(Self.contractorColumns) FROM contractor_skills JOIN contractors USING (account_key)
-                WHERE contractor_skills.skill = ? AND contractors.active
-                """, [skill]) { found.append(try Self.contractor($0)) }
+                SELECT \(raw: Self.contractorColumns) FROM contractor_skills JOIN contractors USING (account_key)
+                WHERE contractor_skills.skill = \(skill) AND contractors.active
+                """) { found.append(try Self.contractor($0)) }
             return found
         }
     }
@@ -63,11 +64,7 @@ extension SQLMarketStore {
 
     public func insertRequest(_ r: ServiceRequest) throws -> ServiceRequest {
         try writing { c in
-            let id = try c.insert("""
-                INSERT INTO service_requests (customer, customer_key, category, description, "window", window_end, budget, place,
-                  estimate, status, contractor, contractor_key, created_at, updated_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, Self.values(of: r))
+            let id = try c.insert("INSERT INTO service_requests (\(raw: Self.requestWritten)) VALUES (\(list: Self.values(of: r)))")
             var saved = r
             saved.id = id
             return saved
@@ -76,11 +73,16 @@ extension SQLMarketStore {
 
     public func updateRequest(_ r: ServiceRequest) throws {
         try writing { c in
-            try c.change("service_requests", id: r.id, set: """
-                customer = ?, customer_key = ?, category = ?, description = ?, "window" = ?, window_end = ?, budget = ?,
-                place = ?, estimate = ?, status = ?, contractor = ?, contractor_key = ?, created_at = ?, updated_at = ?
-                """, Self.values(of: r), what: "request \(r.id)")
+            try c.change("service_requests", id: r.id, set: .assignments(Self.requestWritten, Self.values(of: r)), what: "request \(r.id)")
         }
+    }
+
+    /// What a request's row holds, in the order of `values(of:)`.
+    private static var requestWritten: String {
+        """
+        customer, customer_key, category, description, "window", window_end, budget, place, estimate, status, contractor,
+        contractor_key, created_at, updated_at
+        """
     }
 
     private static func values(of r: ServiceRequest) -> [any SQLBindable] {
@@ -89,38 +91,38 @@ extension SQLMarketStore {
     }
 
     public func request(_ id: Int64) throws -> ServiceRequest? {
-        try requests(where: "id = ?", [id]).first
+        try requests(where: "id = \(id)").first
     }
 
     public func requests(_ filter: RequestFilter) throws -> [ServiceRequest] {
         let condition = StoredFilters.requests(filter)
-        return try requests(where: "\(condition.text) ORDER BY id DESC LIMIT ? OFFSET ?", condition.binds + [filter.limit, filter.offset])
+        return try requests(where: "\(condition) ORDER BY id DESC LIMIT \(filter.limit) OFFSET \(filter.offset)")
     }
 
     public func countRequests(_ filter: RequestFilter) throws -> Int {
         let condition = StoredFilters.requests(filter)
         return try reading { c in
-            try c.rows("SELECT count(*) AS n FROM service_requests WHERE \(condition.text)", condition.binds).first?.int("n") ?? 0
+            try c.rows("SELECT count(*) AS n FROM service_requests WHERE \(condition)").first?.int("n") ?? 0
         }
     }
 
     public func openRequests(endedBy time: Date) throws -> [ServiceRequest] {
-        try requests(where: "status = 'open' AND window_end IS NOT NULL AND window_end <= ? ORDER BY window_end", [Millis.from(time)])
+        try requests(where: "status = 'open' AND window_end IS NOT NULL AND window_end <= \(Millis.from(time)) ORDER BY window_end")
     }
 
     public func nextRequestExpiry() throws -> Date? {
         try reading { c in
-            try c.rows("SELECT min(window_end) AS ends FROM service_requests WHERE status = 'open' AND window_end IS NOT NULL", [])
+            try c.rows("SELECT min(window_end) AS ends FROM service_requests WHERE status = 'open' AND window_end IS NOT NULL")
                 .first.flatMap { try $0.date("ends") }
         }
     }
 
     /// Requests, read to be changed: the board changes what it reads.
-    private func requests(where condition: String, _ binds: [any SQLBindable]) throws -> [ServiceRequest] {
+    private func requests(where condition: SQL) throws -> [ServiceRequest] {
         try reading { c in
             try c.rowsToChange("service_requests", """
-                SELECT \(Self.requestColumns)\(c.dialect.rowVersion("service_requests")) FROM service_requests WHERE \(condition)
-                """, binds).map(Self.request)
+                SELECT \(raw: Self.requestColumns)\(raw: c.dialect.rowVersion("service_requests")) FROM service_requests WHERE \(condition)
+                """).map(Self.request)
         }
     }
 
@@ -136,7 +138,7 @@ extension SQLMarketStore {
 
     public func offers(on request: Int64) throws -> [Offer] {
         try reading { c in
-            try c.rows("SELECT request, contractor, price, note, at FROM offers WHERE request = ? ORDER BY price, at", [request]).map { row in
+            try c.rows("SELECT request, contractor, price, note, at FROM offers WHERE request = \(request) ORDER BY price, at").map { row in
                 Offer(request: try row.int64("request"), contractor: try row.string("contractor"), price: try row.int("price"),
                       note: try row.string("note"), at: try row.date("at"))
             }
@@ -146,15 +148,17 @@ extension SQLMarketStore {
     public func saveOffer(_ o: Offer) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO offers (request, contractor_key, contractor, price, note, at) VALUES (?, ?, ?, ?, ?, ?)
+                INSERT INTO offers (request, contractor_key, contractor, price, note, at)
+                VALUES (\(o.request), \(Account.key(o.contractor)), \(o.contractor), \(o.price), \(o.note),
+                  \(Millis.from(o.at)))
                 ON CONFLICT (request, contractor_key) DO UPDATE SET price = excluded.price, note = excluded.note, at = excluded.at
-                """, [o.request, Account.key(o.contractor), o.contractor, o.price, o.note, Millis.from(o.at)])
+                """)
         }
     }
 
     public func review(of request: Int64) throws -> Review? {
         try reading { c in
-            try c.rows("SELECT request, customer, contractor, rating, text, reply, at FROM reviews WHERE request = ?", [request])
+            try c.rows("SELECT request, customer, contractor, rating, text, reply, at FROM reviews WHERE request = \(request)")
                 .first.map { row in
                     Review(request: try row.int64("request"), customer: try row.string("customer"), contractor: try row.string("contractor"),
                            rating: try row.int("rating"), text: try row.string("text"), reply: try row.string("reply"), at: try row.date("at"))
@@ -165,19 +169,24 @@ extension SQLMarketStore {
     public func saveReview(_ r: Review) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO reviews (request, customer, contractor, contractor_key, rating, text, reply, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                INSERT INTO reviews (request, customer, contractor, contractor_key, rating, text, reply, at)
+                VALUES (\(r.request), \(r.customer), \(r.contractor), \(Account.key(r.contractor)), \(r.rating),
+                  \(r.text), \(r.reply), \(Millis.from(r.at)))
                 ON CONFLICT (request) DO UPDATE SET reply = excluded.reply
-                """, [r.request, r.customer, r.contractor, Account.key(r.contractor), r.rating, r.text, r.reply, Millis.from(r.at)])
+                """)
         }
     }
 
     public func standing(of contractor: String) throws -> Standing {
         let key = Account.key(contractor)
         return try reading { c in
-            let row = try c.rows("SELECT CAST(avg(rating) AS DOUBLE PRECISION) AS average, count(*) AS n FROM reviews WHERE contractor_key = ?",
-                                 [key]).first
-            let completed = try c.rows("SELECT count(*) AS n FROM service_requests WHERE contractor_key = ? AND status = 'confirmed'",
-                                       [key]).first?.int("n") ?? 0
+            let row = try c.rows("""
+                SELECT CAST(avg(rating) AS DOUBLE PRECISION) AS average, count(*) AS n FROM reviews
+                WHERE contractor_key = \(key)
+                """).first
+            let completed = try c.rows("""
+                SELECT count(*) AS n FROM service_requests WHERE contractor_key = \(key) AND status = 'confirmed'
+                """).first?.int("n") ?? 0
             return Standing(average: try row?.double("average"), reviews: try row?.int("n") ?? 0, completed: completed)
         }
     }
@@ -186,11 +195,11 @@ extension SQLMarketStore {
 
     public func events(ofRequest request: Int64) throws -> [Event] {
         try reading { c in
-            try c.rows("SELECT \(EventRows.columns) FROM events WHERE request = ? ORDER BY id", [request]).map(EventRows.event)
+            try c.rows("SELECT \(raw: EventRows.columns) FROM events WHERE request = \(request) ORDER BY id").map(EventRows.event)
         }
     }
 
     public func marketRooms() throws -> [String] {
-        try reading { c in try c.rows("SELECT room FROM room_settings WHERE market ORDER BY room", []).map { try $0.string("room") } }
+        try reading { c in try c.rows("SELECT room FROM room_settings WHERE market ORDER BY room").map { try $0.string("room") } }
     }
 }

@@ -6,15 +6,18 @@ extension SQLAccountStore {
     public func insertPhoto(_ photo: Photo) throws -> Photo {
         try writing { c in
             var saved = photo
-            saved.id = try c.insert("INSERT INTO photos (account, kind, bytes, created_at) VALUES (?, ?, ?, ?)",
-                                    [Account.key(photo.account), photo.kind.rawValue, photo.bytes, Millis.from(photo.created)])
+            saved.id = try c.insert("""
+                INSERT INTO photos (account, kind, bytes, created_at)
+                VALUES (\(Account.key(photo.account)), \(photo.kind.rawValue), \(photo.bytes),
+                  \(Millis.from(photo.created)))
+                """)
             return saved
         }
     }
 
     public func photo(_ id: Int64) throws -> Photo? {
         try reading { c in
-            try c.rows("SELECT id, account, kind, bytes, created_at FROM photos WHERE id = ?", [id]).first.map { row in
+            try c.rows("SELECT id, account, kind, bytes, created_at FROM photos WHERE id = \(id)").first.map { row in
                 try Self.photo(row, bytes: try row.bytes("bytes") ?? Data())
             }
         }
@@ -23,15 +26,19 @@ extension SQLAccountStore {
     public func latestPhoto(of account: String, since time: Date) throws -> Photo? {
         try reading { c in
             try c.rows("""
-                SELECT id, account, kind, created_at FROM photos WHERE account = ? AND created_at >= ? ORDER BY created_at DESC, id DESC LIMIT 1
-                """, [Account.key(account), Millis.from(time)]).first.map { try Self.photo($0, bytes: Data()) }
+                SELECT id, account, kind, created_at FROM photos
+                WHERE account = \(Account.key(account)) AND created_at >= \(Millis.from(time))
+                ORDER BY created_at DESC, id DESC LIMIT 1
+                """).first.map { try Self.photo($0, bytes: Data()) }
         }
     }
 
     public func photosUploaded(by account: String, since time: Date) throws -> Int {
         try reading { c in
-            try c.rows("SELECT count(*) AS n FROM photos WHERE account = ? AND created_at >= ?",
-                       [Account.key(account), Millis.from(time)]).first?.int("n") ?? 0
+            try c.rows("""
+                SELECT count(*) AS n FROM photos
+                WHERE account = \(Account.key(account)) AND created_at >= \(Millis.from(time))
+                """).first?.int("n") ?? 0
         }
     }
 

@@ -14,9 +14,10 @@ extension SQLRoomStore {
             // Another process inserting the same name at once meets the UNIQUE key: the same refusal.
             guard let row = try c.rows("""
                 INSERT INTO accounts (key, name, email, first_name, last_name, password_hash, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id
-                """, [account.key, account.name, account.email, account.firstName, account.lastName,
-                      account.passwordHash, Millis.from(account.createdAt)]).first
+                VALUES (\(account.key), \(account.name), \(account.email), \(account.firstName), \(account.lastName),
+                  \(account.passwordHash), \(Millis.from(account.createdAt)))
+                ON CONFLICT (key) DO NOTHING RETURNING id
+                """).first
             else { throw StoreError.duplicate(account.name) }
             var saved = account
             saved.id = try row.int64("id")
@@ -25,16 +26,16 @@ extension SQLRoomStore {
     }
 
     public func account(named name: String) throws -> Account? {
-        try accounts(where: "key = ?", [Account.key(name)]).first
+        try accounts(where: "key = \(Account.key(name))").first
     }
 
     public func allAccounts() throws -> [Account] {
-        try accounts(where: "true ORDER BY key", [])
+        try accounts(where: "true ORDER BY key")
     }
 
-    private func accounts(where condition: String, _ binds: [any SQLBindable]) throws -> [Account] {
+    private func accounts(where condition: SQL) throws -> [Account] {
         try reading { c in
-            try c.rows("SELECT \(Self.accountColumns) FROM accounts WHERE deleted_at IS NULL AND \(condition)", binds).map { row in
+            try c.rows("SELECT \(raw: Self.accountColumns) FROM accounts WHERE deleted_at IS NULL AND \(condition)").map { row in
                 Account(id: try row.int64("id"), name: try row.string("name"), email: try row.string("email"),
                         firstName: try row.string("first_name"), lastName: try row.string("last_name"),
                         passwordHash: try row.string("password_hash"), createdAt: try row.date("created_at"))
@@ -45,30 +46,33 @@ extension SQLRoomStore {
     public func updateAccount(_ account: Account) throws {
         try writing { c in
             let changed = try c.run("""
-                UPDATE accounts SET name = ?, email = ?, first_name = ?, last_name = ?, password_hash = ? WHERE key = ?
-                """, [account.name, account.email, account.firstName, account.lastName, account.passwordHash, account.key])
+                UPDATE accounts
+                SET name = \(account.name), email = \(account.email), first_name = \(account.firstName),
+                  last_name = \(account.lastName), password_hash = \(account.passwordHash)
+                WHERE key = \(account.key)
+                """)
             if changed == 0 { throw StoreError.notFound(account.name) }
         }
     }
 
     public func accountKeys() throws -> [String] {
-        try reading { c in try c.rows("SELECT key FROM accounts WHERE deleted_at IS NULL", []).map { try $0.string("key") } }
+        try reading { c in try c.rows("SELECT key FROM accounts WHERE deleted_at IS NULL").map { try $0.string("key") } }
     }
 
     // MARK: Rooms
 
     public func allRooms() throws -> [Room] {
-        try rooms(where: "true", [])
+        try rooms(where: "true")
     }
 
     /// The rooms `condition` picks, oldest first.
-    public func rooms(where condition: String, _ binds: [any SQLBindable]) throws -> [Room] {
+    public func rooms(where condition: SQL) throws -> [Room] {
         try reading { c in
             try c.rows("""
                 SELECT name, topic, topic_set_by, topic_set_at, invite_only, topic_locked, no_external, secret, moderated,
                        channel_key, user_limit, bans, created_at
                 FROM rooms WHERE \(condition) ORDER BY created_at, key
-                """, binds).map { row in
+                """).map { row in
                 var modes = RoomModes()
                 modes.inviteOnly = try row.bool("invite_only")
                 modes.topicLocked = try row.bool("topic_locked")
@@ -87,7 +91,7 @@ extension SQLRoomStore {
 
     public func roomName(_ key: String) throws -> String? {
         let read = {
-            try reading { c in try c.rows("SELECT name FROM rooms WHERE key = ?", [Account.key(key)]).first.flatMap { try $0.string("name") } }
+            try reading { c in try c.rows("SELECT name FROM rooms WHERE key = \(Account.key(key))").first.flatMap { try $0.string("name") } }
         }
         guard let cache else { return try read() }
         return try cache.roomName(Account.key(key), read: read)
@@ -101,7 +105,7 @@ extension SQLRoomStore {
         let key = Account.key(key)
         try writing { c in
             guard !c.dialect.forUpdate.isEmpty else { return }
-            _ = try c.rows("SELECT key FROM rooms WHERE key = ?\(c.dialect.forUpdate)", [key])
+            _ = try c.rows("SELECT key FROM rooms WHERE key = \(key)\(raw: c.dialect.forUpdate)")
             // What this transaction read of the room's roles may be older than the lock.
             forget { $0.roles = $0.roles.filter { !$0.key.hasPrefix(key + " ") } }
         }
@@ -109,16 +113,16 @@ extension SQLRoomStore {
 
     public func saveRoom(_ room: Room) throws {
         forget { $0.roomNames[room.key] = nil }
-        try writing { c in try c.run(StoredStatements.saveRoom, StoredStatements.values(of: room)) }
+        try writing { c in try c.run(StoredStatements.saveRoom(room)) }
     }
 
     public func deleteRoom(named name: String) throws {
         let key = Account.key(name)
         try writing { c in
             // Memberships, jobs, asks and settings go with the room (ON DELETE CASCADE).
-            try c.run("DELETE FROM rooms WHERE key = ?", [key])
-            try c.run("DELETE FROM history WHERE conversation = ?", [key])
-            try c.run("DELETE FROM events WHERE room = ?", [key])
+            try c.run("DELETE FROM rooms WHERE key = \(key)")
+            try c.run("DELETE FROM history WHERE conversation = \(key)")
+            try c.run("DELETE FROM events WHERE room = \(key)")
             forgetAll()
         }
     }
@@ -126,20 +130,20 @@ extension SQLRoomStore {
     // MARK: Memberships
 
     public func allMemberships() throws -> [Membership] {
-        try memberships(where: "true", [])
+        try memberships(where: "true")
     }
 
     public func memberships(ofRoom room: String) throws -> [Membership] {
-        try memberships(where: "room = ?", [room])
+        try memberships(where: "room = \(room)")
     }
 
     public func memberships(ofAccount account: String) throws -> [Membership] {
-        try memberships(where: "account = ?", [Account.key(account)])
+        try memberships(where: "account = \(Account.key(account))")
     }
 
-    private func memberships(where condition: String, _ binds: [any SQLBindable]) throws -> [Membership] {
+    private func memberships(where condition: SQL) throws -> [Membership] {
         try reading { c in
-            try c.rows("SELECT room, account, role, voiced, since FROM memberships WHERE \(condition) ORDER BY seq", binds).map { row in
+            try c.rows("SELECT room, account, role, voiced, since FROM memberships WHERE \(condition) ORDER BY seq").map { row in
                 Membership(room: try row.string("room"), account: try row.string("account"),
                            role: Role(rawValue: try row.string("role")) ?? .member, voiced: try row.bool("voiced"), since: try row.date("since"))
             }
@@ -149,16 +153,17 @@ extension SQLRoomStore {
     public func saveMembership(_ m: Membership) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO memberships (room, account, role, voiced, since) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO memberships (room, account, role, voiced, since)
+                VALUES (\(m.room), \(m.account), \(m.role.rawValue), \(m.voiced), \(Millis.from(m.since)))
                 ON CONFLICT (room, account) DO UPDATE SET role = excluded.role, voiced = excluded.voiced
-                """, [m.room, m.account, m.role.rawValue, m.voiced, Millis.from(m.since)])
+                """)
             forget { $0.roles[StoreCache.Entries.roleKey(m.account, m.room)] = nil }
         }
     }
 
     public func deleteMembership(room: String, account: String) throws {
         try writing { c in
-            try c.run("DELETE FROM memberships WHERE room = ? AND account = ?", [room, account])
+            try c.run("DELETE FROM memberships WHERE room = \(room) AND account = \(account)")
             forget { $0.roles[StoreCache.Entries.roleKey(account, room)] = nil }
         }
     }

@@ -3,10 +3,10 @@ import Foundation
 
 // The store's queries are written once, here and beside this file, over the small interface below;
 // each database's driver (GRDB's SQLite in ChorusStore, postgres-nio in ChorusPostgres) supplies a
-// connection and says how its SQL differs (`SQLDialect`). Statements use `?` placeholders, each bound
-// in order; rows are read by column name.
+// connection and says how its SQL differs (`SQLDialect`). Statements are `SQL`, each value written
+// where it is bound; rows are read by column name.
 
-/// A value bound to a statement's `?`.
+/// A value a statement binds.
 public enum SQLValue: Sendable, Equatable {
     case null
     case integer(Int64)
@@ -107,44 +107,42 @@ public struct SQLDialect: Sendable {
 public protocol SQLConnection {
     var dialect: SQLDialect { get }
     /// The rows a statement returns (`INSERT … RETURNING id` included).
-    func rows(_ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow]
+    func rows(_ sql: SQL) throws -> [any SQLRow]
     /// Each row a statement returns, read where it stands (a cursor, where the driver has one):
     /// for results of a thousand rows, such as the contractors a posting reaches.
-    func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws
+    func eachRow(_ sql: SQL, _ body: (any SQLRow) throws -> Void) throws
     /// How many rows a statement changed.
     @discardableResult
-    func run(_ sql: String, _ binds: [any SQLBindable]) throws -> Int
+    func run(_ sql: SQL) throws -> Int
     /// An `INSERT` of one row (`sql`, without `RETURNING`): the new row's id. SQLite's connection
     /// knows it without a result row, a third of an `!comment`'s insert.
-    func insert(_ sql: String, _ binds: [any SQLBindable]) throws -> Int64
+    func insert(_ sql: SQL) throws -> Int64
     /// A read of rows to be changed in this transaction: where the database keeps row versions
     /// (PostgreSQL), the id (first column) and version (last, `dialect.rowVersion`) of each are kept.
-    func rowsToChange(_ table: String, _ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow]
-    /// `UPDATE table SET assignments WHERE id = ?`, refused with `StoreError.conflict` where another
+    func rowsToChange(_ table: String, _ sql: SQL) throws -> [any SQLRow]
+    /// `UPDATE table SET assignments WHERE id = …`, refused with `StoreError.conflict` where another
     /// process changed the row since this transaction read it, `StoreError.notFound` if it is gone.
-    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String) throws
+    func change(_ table: String, id: Int64, set assignments: SQL, what: String) throws
     /// `change`, and the change's events, which are written only if the row is: in one round trip
     /// where the driver can (on PostgreSQL a round trip is most of a command's time).
-    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String,
-                events: [Event]) throws -> [Event]
+    func change(_ table: String, id: Int64, set assignments: SQL, what: String, events: [Event]) throws -> [Event]
     /// An `INSERT` (`sql`, without `RETURNING`) of one row, and `event`, which is about it (with
     /// `eventJob`, the new row's id is the event's job): the new id and the saved event.
-    func insert(_ sql: String, _ binds: [any SQLBindable], event: Event, eventJob: Bool) throws -> (id: Int64, event: Event)
+    func insert(_ sql: SQL, event: Event, eventJob: Bool) throws -> (id: Int64, event: Event)
 }
 
 extension SQLConnection {
-    public func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws {
-        for row in try rows(sql, binds) { try body(row) }
+    public func eachRow(_ sql: SQL, _ body: (any SQLRow) throws -> Void) throws {
+        for row in try rows(sql) { try body(row) }
     }
 
-    public func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String,
-                       events: [Event]) throws -> [Event] {
-        try change(table, id: id, set: assignments, binds, what: what)
+    public func change(_ table: String, id: Int64, set assignments: SQL, what: String, events: [Event]) throws -> [Event] {
+        try change(table, id: id, set: assignments, what: what)
         return try EventRows.insert(events, self)
     }
 
-    public func insert(_ sql: String, _ binds: [any SQLBindable], event: Event, eventJob: Bool) throws -> (id: Int64, event: Event) {
-        let id = try insert(sql, binds)
+    public func insert(_ sql: SQL, event: Event, eventJob: Bool) throws -> (id: Int64, event: Event) {
+        let id = try insert(sql)
         var e = event
         if eventJob { e.job = id }
         return (id, try EventRows.insert(e, self))

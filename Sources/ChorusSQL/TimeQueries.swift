@@ -9,25 +9,27 @@ extension SQLTimeStore {
 
     public func modes(of account: String) throws -> [String] {
         try reading { c in
-            try c.rows("SELECT mode FROM time_modes WHERE account_key = ? ORDER BY mode", [Account.key(account)]).map { try $0.string("mode") }
+            try c.rows("""
+                SELECT mode FROM time_modes WHERE account_key = \(Account.key(account)) ORDER BY mode
+                """).map { try $0.string("mode") }
         }
     }
 
     public func addMode(_ mode: String, of account: String) throws {
         try writing { c in
-            try c.run("INSERT INTO time_modes (account_key, mode) VALUES (?, ?) ON CONFLICT DO NOTHING", [Account.key(account), mode])
+            try c.run("INSERT INTO time_modes (account_key, mode) VALUES (\(Account.key(account)), \(mode)) ON CONFLICT DO NOTHING")
         }
     }
 
     public func removeMode(_ mode: String, of account: String) throws -> Bool {
-        try writing { c in try c.run("DELETE FROM time_modes WHERE account_key = ? AND mode = ?", [Account.key(account), mode]) > 0 }
+        try writing { c in try c.run("DELETE FROM time_modes WHERE account_key = \(Account.key(account)) AND mode = \(mode)") > 0 }
     }
 
     // MARK: Limits and reminders
 
     public func timerLimit(of account: String) throws -> Int? {
         try reading { c in
-            try c.rows("SELECT limit_minutes FROM time_settings WHERE account_key = ?", [Account.key(account)]).first
+            try c.rows("SELECT limit_minutes FROM time_settings WHERE account_key = \(Account.key(account))").first
                 .flatMap { try $0.int64("limit_minutes") }.map { Int($0) }
         }
     }
@@ -35,18 +37,19 @@ extension SQLTimeStore {
     public func setTimerLimit(_ minutes: Int?, of account: String) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO time_settings (account_key, limit_minutes) VALUES (?, ?)
+                INSERT INTO time_settings (account_key, limit_minutes) VALUES (\(Account.key(account)), \(minutes))
                 ON CONFLICT (account_key) DO UPDATE SET limit_minutes = excluded.limit_minutes
-                """, [Account.key(account), minutes])
+                """)
         }
     }
 
     public func setPlanReminders(_ on: Bool, of account: String, from time: Date) throws {
         try writing { c in
             try c.run("""
-                INSERT INTO time_settings (account_key, plan_remind, reminded_until) VALUES (?, ?, ?)
+                INSERT INTO time_settings (account_key, plan_remind, reminded_until)
+                VALUES (\(Account.key(account)), \(on), \(Millis.from(time)))
                 ON CONFLICT (account_key) DO UPDATE SET plan_remind = excluded.plan_remind, reminded_until = excluded.reminded_until
-                """, [Account.key(account), on, Millis.from(time)])
+                """)
         }
     }
 
@@ -55,40 +58,42 @@ extension SQLTimeStore {
             try c.rows("""
                 SELECT time_settings.account_key, coalesce(time_settings.reminded_until, 0) AS reminded FROM time_settings
                 WHERE plan_remind AND EXISTS (SELECT 1 FROM time_plan WHERE time_plan.account_key = time_settings.account_key)
-                """, []).map { (try $0.string("account_key"), try $0.date("reminded")) }
+                """).map { (try $0.string("account_key"), try $0.date("reminded")) }
         }
     }
 
     public func setRemindedUntil(_ time: Date, of account: String) throws {
         try writing { c in
-            try c.run("UPDATE time_settings SET reminded_until = ? WHERE account_key = ?", [Millis.from(time), Account.key(account)])
+            try c.run("UPDATE time_settings SET reminded_until = \(Millis.from(time)) WHERE account_key = \(Account.key(account))")
         }
     }
 
-    /// When a running entry earns its nudge: its start plus its owner's limit, or the default's
-    /// minutes (bound first).
-    private static var limitAt: String { "time_entries.start_at + coalesce(time_settings.limit_minutes, ?) * 60000" }
+    /// When a running entry earns its nudge: its start plus its owner's limit, or the default's minutes.
+    private static func limitAt(_ defaultMinutes: Int) -> SQL {
+        "time_entries.start_at + coalesce(time_settings.limit_minutes, \(defaultMinutes)) * 60000"
+    }
 
     public func runningPastLimit(at now: Date, defaultMinutes: Int) throws -> [TimeEntry] {
         try reading { c in
             try c.rowsToChange("time_entries", """
-                SELECT \(Self.entryColumns)\(c.dialect.rowVersion("time_entries")) FROM time_entries LEFT JOIN time_settings USING (account_key)
-                WHERE time_entries.end_at IS NULL AND NOT time_entries.nudged AND \(Self.limitAt) <= ?
-                """, [defaultMinutes, Millis.from(now)]).map(Self.entry)
+                SELECT \(raw: Self.entryColumns)\(raw: c.dialect.rowVersion("time_entries"))
+                FROM time_entries LEFT JOIN time_settings USING (account_key)
+                WHERE time_entries.end_at IS NULL AND NOT time_entries.nudged AND \(Self.limitAt(defaultMinutes)) <= \(Millis.from(now))
+                """).map(Self.entry)
         }
     }
 
     public func nextTimerLimit(defaultMinutes: Int) throws -> Date? {
         try reading { c in
             try c.rows("""
-                SELECT min(\(Self.limitAt)) AS due FROM time_entries LEFT JOIN time_settings USING (account_key)
+                SELECT min(\(Self.limitAt(defaultMinutes))) AS due FROM time_entries LEFT JOIN time_settings USING (account_key)
                 WHERE time_entries.end_at IS NULL AND NOT time_entries.nudged
-                """, [defaultMinutes]).first.flatMap { try $0.date("due") }
+                """).first.flatMap { try $0.date("due") }
         }
     }
 
     public func markNudged(_ id: Int64) throws {
-        try writing { c in try c.run("UPDATE time_entries SET nudged = ? WHERE id = ?", [true, id]) }
+        try writing { c in try c.run("UPDATE time_entries SET nudged = \(true) WHERE id = \(id)") }
     }
 
     // MARK: The weekly plan
@@ -96,8 +101,9 @@ extension SQLTimeStore {
     public func planBlocks(of account: String) throws -> [PlanBlock] {
         try reading { c in
             try c.rows("""
-                SELECT id, account, mode, days, start_minute, end_minute FROM time_plan WHERE account_key = ? ORDER BY id
-                """, [Account.key(account)]).map { row in
+                SELECT id, account, mode, days, start_minute, end_minute FROM time_plan
+                WHERE account_key = \(Account.key(account)) ORDER BY id
+                """).map { row in
                 let mask = try row.int("days")
                 return PlanBlock(id: try row.int64("id"), account: try row.string("account"), mode: try row.string("mode"),
                                  days: Set((1...7).filter { mask & (1 << $0) != 0 }), start: try row.int("start_minute"),
@@ -110,8 +116,10 @@ extension SQLTimeStore {
         try writing { c in
             // Weekdays as bits 1 (Sunday) to 7 (Saturday).
             let id = try c.insert("""
-                INSERT INTO time_plan (account_key, account, mode, days, start_minute, end_minute) VALUES (?, ?, ?, ?, ?, ?)
-                """, [Account.key(b.account), b.account, b.mode, b.days.reduce(0) { $0 | (1 << $1) }, b.start, b.end])
+                INSERT INTO time_plan (account_key, account, mode, days, start_minute, end_minute)
+                VALUES (\(Account.key(b.account)), \(b.account), \(b.mode), \(b.days.reduce(0) { $0 | (1 << $1) }),
+                  \(b.start), \(b.end))
+                """)
             var saved = b
             saved.id = id
             return saved
@@ -119,7 +127,7 @@ extension SQLTimeStore {
     }
 
     public func deletePlanBlock(_ id: Int64, of account: String) throws -> Bool {
-        try writing { c in try c.run("DELETE FROM time_plan WHERE id = ? AND account_key = ?", [id, Account.key(account)]) > 0 }
+        try writing { c in try c.run("DELETE FROM time_plan WHERE id = \(id) AND account_key = \(Account.key(account))") > 0 }
     }
 
     // MARK: Entries
@@ -136,9 +144,9 @@ extension SQLTimeStore {
         try writing { c in
             let id = try c.insert("""
                 INSERT INTO time_entries (account_key, account, mode, job, room, start_at, end_at, note, left_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, [Account.key(e.account), e.account, e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note,
-                      e.leftAt.map(Millis.from)])
+                VALUES (\(Account.key(e.account)), \(e.account), \(e.mode), \(e.job), \(e.room),
+                  \(Millis.from(e.start)), \(e.end.map(Millis.from)), \(e.note), \(e.leftAt.map(Millis.from)))
+                """)
             var saved = e
             saved.id = id
             return saved
@@ -147,47 +155,54 @@ extension SQLTimeStore {
 
     public func updateEntry(_ e: TimeEntry) throws {
         try writing { c in
-            try c.change("time_entries", id: e.id, set: "mode = ?, job = ?, room = ?, start_at = ?, end_at = ?, note = ?, left_at = ?",
-                         [e.mode, e.job, e.room, Millis.from(e.start), e.end.map(Millis.from), e.note, e.leftAt.map(Millis.from)],
-                         what: "timer \(e.id)")
+            try c.change("time_entries", id: e.id, set: """
+                mode = \(e.mode), job = \(e.job), room = \(e.room), start_at = \(Millis.from(e.start)), end_at = \(e.end.map(Millis.from)),
+                note = \(e.note), left_at = \(e.leftAt.map(Millis.from))
+                """, what: "timer \(e.id)")
         }
     }
 
     public func deleteEntry(_ id: Int64) throws {
-        try writing { c in try c.run("DELETE FROM time_entries WHERE id = ?", [id]) }
+        try writing { c in try c.run("DELETE FROM time_entries WHERE id = \(id)") }
     }
 
     public func entry(_ id: Int64) throws -> TimeEntry? {
-        try entries(where: "id = ?", [id]).first
+        try entries(where: "id = \(id)").first
     }
 
     public func runningEntry(of account: String) throws -> TimeEntry? {
-        try entries(where: "account_key = ? AND end_at IS NULL", [Account.key(account)]).first
+        try entries(where: "account_key = \(Account.key(account)) AND end_at IS NULL").first
     }
 
     public func overlapping(_ account: String, from start: Date, to end: Date, now: Date, excluding: Int64?) throws -> [TimeEntry] {
-        try entries(where: "account_key = ? AND start_at < ? AND coalesce(end_at, ?) > ? AND id != ? ORDER BY start_at LIMIT 5",
-                    [Account.key(account), Millis.from(end), Millis.from(now), Millis.from(start), excluding ?? -1])
+        try entries(where: """
+            account_key = \(Account.key(account)) AND start_at < \(Millis.from(end)) AND coalesce(end_at, \(Millis.from(now))) > \(Millis.from(start))
+              AND id != \(excluding ?? -1) ORDER BY start_at LIMIT 5
+            """)
     }
 
     public func entries(of account: String, from: Date, to: Date) throws -> [TimeEntry] {
-        try entries(where: "account_key = ? AND start_at < ? AND (end_at IS NULL OR end_at > ?) ORDER BY start_at",
-                    [Account.key(account), Millis.from(to), Millis.from(from)])
+        try entries(where: """
+            account_key = \(Account.key(account)) AND start_at < \(Millis.from(to)) AND (end_at IS NULL OR end_at > \(Millis.from(from)))
+            ORDER BY start_at
+            """)
     }
 
     /// Entries, read to be changed: the board edits what it reads.
-    private func entries(where condition: String, _ binds: [any SQLBindable]) throws -> [TimeEntry] {
+    private func entries(where condition: SQL) throws -> [TimeEntry] {
         try reading { c in
             try c.rowsToChange("time_entries", """
-                SELECT \(Self.entryColumns)\(c.dialect.rowVersion("time_entries")) FROM time_entries WHERE \(condition)
-                """, binds).map(Self.entry)
+                SELECT \(raw: Self.entryColumns)\(raw: c.dialect.rowVersion("time_entries")) FROM time_entries WHERE \(condition)
+                """).map(Self.entry)
         }
     }
 
     public func seconds(onJob id: Int64) throws -> Int {
         try reading { c in
-            let ms: Int64? = try c.rows("SELECT CAST(sum(end_at - start_at) AS BIGINT) AS ms FROM time_entries WHERE job = ? AND end_at IS NOT NULL",
-                                        [id]).first.flatMap { try $0.int64("ms") }
+            let ms: Int64? = try c.rows("""
+                SELECT CAST(sum(end_at - start_at) AS BIGINT) AS ms FROM time_entries
+                WHERE job = \(id) AND end_at IS NOT NULL
+                """).first.flatMap { try $0.int64("ms") }
             return Int((ms ?? 0) / 1000)
         }
     }
@@ -206,11 +221,15 @@ extension SQLTimeStore {
         let (f, t, n) = (Millis.from(from), Millis.from(to), Millis.from(now))
         return try reading { c in
             try c.rows("""
-                SELECT \(group) AS key, CAST(sum(\(c.dialect.least)(coalesce(end_at, ?), ?) - \(c.dialect.greatest)(start_at, ?)) AS BIGINT) AS ms
+                SELECT \(raw: group) AS key, CAST(sum(\(raw: c.dialect.least)(coalesce(end_at, \(n)),
+                  \(t)) - \(raw: c.dialect.greatest)(start_at, \(f))) AS BIGINT) AS ms
                 FROM time_entries
-                WHERE account_key = ? AND start_at < ? AND start_at >= ? AND coalesce(end_at, ?) > ?
+                WHERE account_key = \(Account.key(account))
+                AND start_at < \(t)
+                AND start_at >= \(f - Self.longest)
+                AND coalesce(end_at, \(n)) > \(f)
                 GROUP BY 1 ORDER BY ms DESC, key
-                """, [n, t, f, Account.key(account), t, f - Self.longest, n, f]).map(Self.total)
+                """).map(Self.total)
         }
     }
 
@@ -220,12 +239,13 @@ extension SQLTimeStore {
         let who = account.map(Account.key)
         return try reading { c in
             try c.rows("""
-                SELECT \(group) AS key, CAST(sum(\(c.dialect.least)(coalesce(end_at, ?), ?) - \(c.dialect.greatest)(start_at, ?)) AS BIGINT) AS ms
+                SELECT \(raw: group) AS key, CAST(sum(\(raw: c.dialect.least)(coalesce(end_at, \(n)),
+                  \(t)) - \(raw: c.dialect.greatest)(start_at, \(f))) AS BIGINT) AS ms
                 FROM time_entries
-                WHERE room = ? AND job IS NOT NULL AND start_at < ? AND coalesce(end_at, ?) > ?
-                  AND (CAST(? AS TEXT) IS NULL OR account_key = ?)
+                WHERE room = \(Account.key(room)) AND job IS NOT NULL AND start_at < \(t) AND coalesce(end_at, \(n)) > \(f)
+                  AND (CAST(\(who) AS TEXT) IS NULL OR account_key = \(who))
                 GROUP BY 1 ORDER BY ms DESC, key
-                """, [n, t, f, Account.key(room), t, n, f, who, who]).map(Self.total)
+                """).map(Self.total)
         }
     }
 

@@ -10,29 +10,29 @@ extension SQLWebhookStore {
             var saved = hook
             saved.id = try c.insert("""
                 INSERT INTO webhooks (room, url, types, secret, created_by, created_at, delivered_through, failures)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 0)
-                """, [hook.room, hook.url, hook.types.joined(separator: " "), hook.secret, hook.createdBy, Millis.from(hook.createdAt),
-                      hook.deliveredThrough])
+                VALUES (\(hook.room), \(hook.url), \(hook.types.joined(separator: " ")), \(hook.secret),
+                  \(hook.createdBy), \(Millis.from(hook.createdAt)), \(hook.deliveredThrough), 0)
+                """)
             return saved
         }
     }
 
     public func webhooks(in room: String) throws -> [Webhook] {
-        try reading { c in try c.rows("\(Self.selectHooks) WHERE room = ? ORDER BY id", [room]).map(Self.hook) }
+        try reading { c in try c.rows("\(raw: Self.selectHooks) WHERE room = \(room) ORDER BY id").map(Self.hook) }
     }
 
     public func allWebhooks() throws -> [Webhook] {
-        try reading { c in try c.rows("\(Self.selectHooks) ORDER BY id", []).map(Self.hook) }
+        try reading { c in try c.rows("\(raw: Self.selectHooks) ORDER BY id").map(Self.hook) }
     }
 
     public func webhook(_ id: Int64) throws -> Webhook? {
-        try reading { c in try c.rows("\(Self.selectHooks) WHERE id = ?", [id]).first.map(Self.hook) }
+        try reading { c in try c.rows("\(raw: Self.selectHooks) WHERE id = \(id)").first.map(Self.hook) }
     }
 
     public func deleteWebhook(_ id: Int64, in room: String) throws -> Bool {
         try writing { c in
-            guard try c.run("DELETE FROM webhooks WHERE id = ? AND room = ?", [id, room]) > 0 else { return false }
-            try c.run("DELETE FROM webhook_attempts WHERE hook = ?", [id])
+            guard try c.run("DELETE FROM webhooks WHERE id = \(id) AND room = \(room)") > 0 else { return false }
+            try c.run("DELETE FROM webhook_attempts WHERE hook = \(id)")
             return true
         }
     }
@@ -40,15 +40,15 @@ extension SQLWebhookStore {
     public func claimWebhook(_ id: Int64, node: String, until: Date, now: Date) throws -> Bool {
         try writing { c in
             try c.run("""
-                UPDATE webhooks SET lease_node = ?, lease_until = ?
-                WHERE id = ? AND (lease_until IS NULL OR lease_until < ? OR lease_node = ?)
-                """, [node, Millis.from(until), id, Millis.from(now), node]) > 0
+                UPDATE webhooks SET lease_node = \(node), lease_until = \(Millis.from(until))
+                WHERE id = \(id) AND (lease_until IS NULL OR lease_until < \(Millis.from(now)) OR lease_node = \(node))
+                """) > 0
         }
     }
 
     public func releaseWebhook(_ id: Int64, node: String) throws {
         try writing { c in
-            try c.run("UPDATE webhooks SET lease_node = NULL, lease_until = NULL WHERE id = ? AND lease_node = ?", [id, node])
+            try c.run("UPDATE webhooks SET lease_node = NULL, lease_until = NULL WHERE id = \(id) AND lease_node = \(node)")
         }
     }
 
@@ -56,41 +56,51 @@ extension SQLWebhookStore {
         try writing { c in
             if attempt.delivered || attempt.status == nil && attempt.error == nil {
                 try c.run("""
-                    UPDATE webhooks SET delivered_through = ?, failures = 0, next_attempt = NULL, last_error = NULL, failing_since = NULL
-                    WHERE id = ?
-                    """, [position, attempt.hook])
+                    UPDATE webhooks
+                    SET delivered_through = \(position), failures = 0, next_attempt = NULL, last_error = NULL,
+                      failing_since = NULL
+                    WHERE id = \(attempt.hook)
+                    """)
             } else {
                 try c.run("""
-                    UPDATE webhooks SET failures = failures + 1, next_attempt = ?, last_error = ?, failing_since = coalesce(failing_since, ?)
-                    WHERE id = ?
-                    """, [nextAttempt.map(Millis.from), attempt.error ?? "HTTP \(attempt.status ?? 0)", Millis.from(attempt.at), attempt.hook])
+                    UPDATE webhooks
+                    SET failures = failures + 1, next_attempt = \(nextAttempt.map(Millis.from)),
+                      last_error = \(attempt.error ?? "HTTP \(attempt.status ?? 0)"),
+                      failing_since = coalesce(failing_since, \(Millis.from(attempt.at)))
+                    WHERE id = \(attempt.hook)
+                    """)
             }
             guard attempt.status != nil || attempt.error != nil else { return }  // passed over, not sent
             try c.run("""
-                INSERT INTO webhook_attempts (hook, event, type, at, status, error, milliseconds) VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, [attempt.hook, attempt.event, attempt.type, Millis.from(attempt.at), attempt.status.map(Int64.init), attempt.error,
-                      Int64(attempt.milliseconds)])
+                INSERT INTO webhook_attempts (hook, event, type, at, status, error, milliseconds)
+                VALUES (\(attempt.hook), \(attempt.event), \(attempt.type), \(Millis.from(attempt.at)),
+                  \(attempt.status.map(Int64.init)), \(attempt.error), \(Int64(attempt.milliseconds)))
+                """)
             try c.run("""
-                DELETE FROM webhook_attempts WHERE hook = ? AND id <= (
-                  SELECT id FROM webhook_attempts WHERE hook = ? ORDER BY id DESC LIMIT 1 OFFSET ?)
-                """, [attempt.hook, attempt.hook, Int64(WebhookAttempt.kept)])
+                DELETE FROM webhook_attempts WHERE hook = \(attempt.hook) AND id <= (
+                  SELECT id FROM webhook_attempts
+                  WHERE hook = \(attempt.hook) ORDER BY id DESC LIMIT 1 OFFSET \(Int64(WebhookAttempt.kept)))
+                """)
         }
     }
 
     public func setWebhookPosition(_ id: Int64, to position: Int64) throws {
         try writing { c in
             try c.run("""
-                UPDATE webhooks SET delivered_through = ?, failures = 0, next_attempt = NULL, last_error = NULL, failing_since = NULL
-                WHERE id = ?
-                """, [position, id])
+                UPDATE webhooks
+                SET delivered_through = \(position), failures = 0, next_attempt = NULL, last_error = NULL,
+                  failing_since = NULL
+                WHERE id = \(id)
+                """)
         }
     }
 
     public func webhookAttempts(of id: Int64, limit: Int) throws -> [WebhookAttempt] {
         try reading { c in
             try c.rows("""
-                SELECT hook, event, type, at, status, error, milliseconds FROM webhook_attempts WHERE hook = ? ORDER BY id DESC LIMIT ?
-                """, [id, Int64(max(0, limit))]).reversed().map { row in
+                SELECT hook, event, type, at, status, error, milliseconds FROM webhook_attempts
+                WHERE hook = \(id) ORDER BY id DESC LIMIT \(Int64(max(0, limit)))
+                """).reversed().map { row in
                 WebhookAttempt(hook: try row.int64("hook"), event: try row.int64("event"), type: try row.string("type"), at: try row.date("at"),
                                status: (try row.int64("status") as Int64?).map(Int.init), error: try row.string("error"),
                                milliseconds: try row.int("milliseconds"))
@@ -100,13 +110,15 @@ extension SQLWebhookStore {
 
     public func events(inRoom room: String, after position: Int64, limit: Int) throws -> [Event] {
         try reading { c in
-            try c.rows("SELECT \(EventRows.columns) FROM events WHERE room = ? AND id > ? ORDER BY id LIMIT ?",
-                       [room, position, Int64(max(0, limit))]).map(EventRows.event)
+            try c.rows("""
+                SELECT \(raw: EventRows.columns) FROM events
+                WHERE room = \(room) AND id > \(position) ORDER BY id LIMIT \(Int64(max(0, limit)))
+                """).map(EventRows.event)
         }
     }
 
     public func lastEventID() throws -> Int64 {
-        try reading { c in try c.rows("SELECT coalesce(max(id), 0) AS last FROM events", []).first?.int64("last") ?? 0 }
+        try reading { c in try c.rows("SELECT coalesce(max(id), 0) AS last FROM events").first?.int64("last") ?? 0 }
     }
 
     private static var selectHooks: String {

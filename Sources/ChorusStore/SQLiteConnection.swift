@@ -3,50 +3,52 @@ import ChorusSQL
 import Foundation
 import GRDB
 
+/// In this module `SQL` is ChorusSQL's statement, not GRDB's type of that name.
+typealias SQL = ChorusSQL.SQL
+
 /// The shared queries (ChorusSQL) on GRDB's SQLite: statements from the connection's cache.
 struct SQLiteConnection: SQLConnection {
     let db: Database
 
     var dialect: SQLDialect { .sqlite }
 
-    func rows(_ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow] {
-        let statement = try db.cachedStatement(sql: sql)
+    func rows(_ sql: SQL) throws -> [any SQLRow] {
+        let statement = try db.cachedStatement(sql: sql.questionMarked)
         let columns = SQLiteRow.columns(of: statement)
-        return try Row.fetchAll(statement, arguments: Self.arguments(binds)).map { SQLiteRow(row: $0, columns: columns) }
+        return try Row.fetchAll(statement, arguments: Self.arguments(sql)).map { SQLiteRow(row: $0, columns: columns) }
     }
 
-    func eachRow(_ sql: String, _ binds: [any SQLBindable], _ body: (any SQLRow) throws -> Void) throws {
-        let statement = try db.cachedStatement(sql: sql)
+    func eachRow(_ sql: SQL, _ body: (any SQLRow) throws -> Void) throws {
+        let statement = try db.cachedStatement(sql: sql.questionMarked)
         let columns = SQLiteRow.columns(of: statement)
-        let rows = try Row.fetchCursor(statement, arguments: Self.arguments(binds))
+        let rows = try Row.fetchCursor(statement, arguments: Self.arguments(sql))
         while let row = try rows.next() { try body(SQLiteRow(row: row, columns: columns)) }
     }
 
     @discardableResult
-    func run(_ sql: String, _ binds: [any SQLBindable]) throws -> Int {
-        try db.run(sql: sql, arguments: Self.arguments(binds))
+    func run(_ sql: SQL) throws -> Int {
+        try db.run(sql: sql.questionMarked, arguments: Self.arguments(sql))
         return db.changesCount
     }
 
-    func insert(_ sql: String, _ binds: [any SQLBindable]) throws -> Int64 {
-        try db.run(sql: sql, arguments: Self.arguments(binds))
+    func insert(_ sql: SQL) throws -> Int64 {
+        try run(sql)
         return db.lastInsertedRowID
     }
 
     /// One writer at a time: nobody else changes a row between this transaction's read and write.
-    func rowsToChange(_ table: String, _ sql: String, _ binds: [any SQLBindable]) throws -> [any SQLRow] {
-        try rows(sql, binds)
+    func rowsToChange(_ table: String, _ sql: SQL) throws -> [any SQLRow] {
+        try rows(sql)
     }
 
-    func change(_ table: String, id: Int64, set assignments: String, _ binds: [any SQLBindable], what: String) throws {
-        guard try run("UPDATE \(table) SET \(assignments) WHERE id = ?", binds + [id]) == 1 else { throw StoreError.notFound(what) }
+    func change(_ table: String, id: Int64, set assignments: SQL, what: String) throws {
+        guard try run("UPDATE \(raw: table) SET \(assignments) WHERE id = \(id)") == 1 else { throw StoreError.notFound(what) }
     }
 
-    /// GRDB's arguments from existentials: its initializer from values of one type maps them
-    /// through a key path, instantiated on every call (a tenth of a command's time on the writer).
-    static func arguments(_ binds: [any SQLBindable]) -> StatementArguments {
-        StatementArguments(binds.map { bind -> (any DatabaseValueConvertible)? in
-            switch bind.sqlValue {
+    /// GRDB's arguments from the statement's values.
+    static func arguments(_ sql: SQL) -> StatementArguments {
+        StatementArguments(sql.values.map { value -> (any DatabaseValueConvertible)? in
+            switch value {
             case .null: nil
             case .integer(let n): n
             case .text(let s): s

@@ -38,14 +38,6 @@ final class PostgresStoreTests: XCTestCase {
         }
     }
 
-    func testPlaceholdersAreNumberedOutsideQuotedText() {
-        XCTAssertEqual(PostgresLink.numbered("a = ? AND b = '?é' AND c IN (?, ?) AND d = 'é?'"),
-                       "a = $1 AND b = '?é' AND c IN ($2, $3) AND d = 'é?'")
-        XCTAssertEqual(PostgresLink.numbered("SELECT 1"), "SELECT 1")
-        let many = Array(repeating: "?", count: 12).joined(separator: ",")
-        XCTAssertEqual(PostgresLink.numbered(many), (1...12).map { "$\($0)" }.joined(separator: ","))
-    }
-
     func testAnUnreachableDatabaseIsSaidAtOnce() throws {
         // Port 1 on loopback: nothing listens, the connection is refused at once.
         let location = try PostgresLocation("postgres://chorus@127.0.0.1:1/chorus?sslmode=disable", environment: [:])
