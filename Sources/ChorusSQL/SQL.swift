@@ -1,25 +1,27 @@
 import Foundation
 
 /// A statement with each value written where it goes: `"SELECT role FROM memberships WHERE room = \(key)"`
-/// binds `key` at that place. The driver spells the places its own way as it runs the statement
-/// (`?` for SQLite, `$1`, `$2` … for PostgreSQL) from the pieces kept between them, so no
-/// statement's text is ever searched for placeholders, and a value cannot be bound to the wrong one.
+/// binds `key` at that place. The text is kept in SQLite's spelling (`?` for each value) with
+/// where each value's place is, so PostgreSQL's (`$1`, `$2` …) is made without searching the
+/// text, and a value cannot be bound to the wrong place.
 ///
 /// SQL that is not a literal of the statement (a column list, a word the dialects spell
 /// differently) goes in with `\(raw:)`; another `SQL` goes in whole, its values with it.
 public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConvertible {
-    /// The text around the values: one piece more than there are values.
-    public private(set) var pieces: [String]
+    /// The text with a `?` for each value: SQLite's spelling, and what the statement cache is keyed by.
+    public fileprivate(set) var questionMarked: String
+    /// Where each value's `?` stands in the text (its UTF-8 offset), in order.
+    private var places: [Int]
     public private(set) var values: [SQLValue]
 
     public init(stringLiteral text: String) {
-        pieces = [text]
+        questionMarked = text
+        places = []
         values = []
     }
 
     public init(stringInterpolation s: Interpolation) {
-        pieces = s.pieces
-        values = s.values
+        self = s.sql
     }
 
     /// SQL from text that holds no values (a migration's statement, a name made by the program).
@@ -28,78 +30,82 @@ public struct SQL: Sendable, ExpressibleByStringInterpolation, CustomStringConve
     }
 
     public struct Interpolation: StringInterpolationProtocol {
-        var pieces = [""]
-        var values: [SQLValue] = []
+        var sql = SQL(stringLiteral: "")
 
         public init(literalCapacity: Int, interpolationCount: Int) {
-            values.reserveCapacity(interpolationCount)
+            sql.questionMarked.reserveCapacity(literalCapacity + 2 * interpolationCount)
+            sql.values.reserveCapacity(interpolationCount)
+            sql.places.reserveCapacity(interpolationCount)
         }
 
         public mutating func appendLiteral(_ text: String) {
-            pieces[pieces.count - 1] += text
+            sql.questionMarked += text
         }
 
         /// A value, bound here.
         public mutating func appendInterpolation(_ value: some SQLBindable) {
-            values.append(value.sqlValue)
-            pieces.append("")
+            sql.bind(value.sqlValue)
         }
 
         /// A value or NULL, bound here (its own overload: an optional is meant, not described).
         public mutating func appendInterpolation<V: SQLBindable>(_ value: V?) {
-            appendInterpolation(value.sqlValue)
+            sql.bind(value.sqlValue)
         }
 
         /// Values as a list, each bound: `(\(list: row))` is a row of `VALUES`.
         public mutating func appendInterpolation(list: [any SQLBindable]) {
             for (i, value) in list.enumerated() {
-                if i > 0 { appendLiteral(", ") }
-                appendInterpolation(value.sqlValue)
+                if i > 0 { sql.questionMarked += ", " }
+                sql.bind(value.sqlValue)
             }
         }
 
         /// Text that is SQL as it stands.
         public mutating func appendInterpolation(raw text: String) {
-            appendLiteral(text)
+            sql.questionMarked += text
         }
 
         /// Another statement's text and values.
-        public mutating func appendInterpolation(_ sql: SQL) {
-            appendLiteral(sql.pieces[0])
-            pieces += sql.pieces.dropFirst()
-            values += sql.values
+        public mutating func appendInterpolation(_ other: SQL) {
+            sql += other
         }
     }
 
-    /// The text with a `?` for each value: SQLite's spelling.
-    public var questionMarked: String {
-        pieces.count == 1 ? pieces[0] : pieces.joined(separator: "?")
+    fileprivate mutating func bind(_ value: SQLValue) {
+        places.append(questionMarked.utf8.count)
+        questionMarked += "?"
+        values.append(value)
     }
 
     /// The text with `$1`, `$2` … for the values: PostgreSQL's spelling.
     public var numbered: String {
-        guard pieces.count > 1 else { return pieces[0] }
-        var text = pieces[0]
-        text.reserveCapacity(pieces.reduce(0) { $0 + $1.utf8.count } + 4 * values.count)
-        for i in 1..<pieces.count {
-            text += "$\(i)"
-            text += pieces[i]
+        guard !places.isEmpty else { return questionMarked }
+        var text: [UInt8] = []
+        text.reserveCapacity(questionMarked.utf8.count + 4 * places.count)
+        var from = questionMarked.utf8.startIndex
+        for (n, place) in places.enumerated() {
+            let at = questionMarked.utf8.index(questionMarked.utf8.startIndex, offsetBy: place)
+            text += questionMarked.utf8[from..<at]
+            text += "$\(n + 1)".utf8
+            from = questionMarked.utf8.index(after: at)
         }
-        return text
+        text += questionMarked.utf8[from...]
+        return String(decoding: text, as: UTF8.self)
     }
 
     public var description: String { questionMarked }
 
-    public static func + (a: SQL, b: SQL) -> SQL {
-        var sum = a
-        sum.pieces[sum.pieces.count - 1] += b.pieces[0]
-        sum.pieces += b.pieces.dropFirst()
-        sum.values += b.values
-        return sum
+    public static func += (a: inout SQL, b: SQL) {
+        let offset = a.questionMarked.utf8.count
+        a.questionMarked += b.questionMarked
+        a.places += b.places.map { $0 + offset }
+        a.values += b.values
     }
 
-    public static func += (a: inout SQL, b: SQL) {
-        a = a + b
+    public static func + (a: SQL, b: SQL) -> SQL {
+        var sum = a
+        sum += b
+        return sum
     }
 }
 
@@ -123,8 +129,15 @@ extension SQL {
     /// `column = value, …` for an `UPDATE`'s `SET`: `columns` as an `INSERT` lists them
     /// (`"room, title, …"`), `values` in that order, so one list of a table's columns serves both.
     public static func assignments(_ columns: String, _ values: [any SQLBindable]) -> SQL {
-        let names = columns.split(separator: ",").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let names = columns.split(separator: ",")
         precondition(names.count == values.count, "\(names.count) columns, \(values.count) values")
-        return zip(names, values).map { name, value in "\(raw: name) = \(value.sqlValue)" as SQL }.joined(separator: ", ")
+        var set: SQL = ""
+        for (i, (name, value)) in zip(names, values).enumerated() {
+            if i > 0 { set.questionMarked += ", " }
+            set.questionMarked += name.drop(while: \.isWhitespace)
+            set.questionMarked += " = "
+            set.bind(value.sqlValue)
+        }
+        return set
     }
 }

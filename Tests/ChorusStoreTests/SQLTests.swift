@@ -12,6 +12,9 @@ final class SQLTests: XCTestCase {
         XCTAssertEqual(sql.numbered, "SELECT id FROM jobs WHERE room = $1 AND title LIKE '?%' AND due IS $2 LIMIT $3")
         XCTAssertEqual(sql.values, [.text("#kitchen"), .null, .integer(20)])
 
+        let accented: SQL = "SELECT 'é, ü' AS e, \(1) AS n, '✓' AS m, \(2) AS o"
+        XCTAssertEqual(accented.numbered, "SELECT 'é, ü' AS e, $1 AS n, '✓' AS m, $2 AS o")
+
         let plain: SQL = "SELECT 1"
         XCTAssertEqual(plain.numbered, "SELECT 1")
         XCTAssertEqual(plain.values, [])
