@@ -237,12 +237,15 @@ extension SQLJobStore {
             // Concerns are names as typed, in a JSON list: lowercased, a key is found between quotes.
             let inRooms: SQL = rooms.isEmpty ? "" : "room IN (\(list: rooms)) OR "
             let quoted = "\"\(account)\""
-            return try c.rows("""
+            // Each event is made where the cursor stands: a feed reads pages of hundreds.
+            var events: [Event] = []
+            try c.eachRow("""
                 SELECT \(raw: EventRows.columns) FROM events
                 WHERE id > \(position)
                   AND (\(inRooms)\(raw: c.dialect.instr)(lower(concerns), \(quoted)) > 0 OR (room IS NULL AND lower(actor) = \(account)))
                 ORDER BY id LIMIT \(max(0, limit))
-                """).map(EventRows.event)
+                """) { events.append(try EventRows.event($0)) }
+            return events
         }
     }
 

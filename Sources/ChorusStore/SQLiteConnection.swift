@@ -70,27 +70,28 @@ struct SQLiteRow: SQLRow {
 
     private func at(_ column: String) -> Int? { columns.firstIndex(of: column) }
 
-    /// The value as SQLite stored it (nil for NULL). GRDB's typed subscript decodes through a
-    /// context it builds for its error messages: a third of the time serving an event feed.
-    private func value(_ column: String) -> (any DatabaseValueConvertible)? {
-        if let i = at(column) { return row[i] }
-        return row[column] as DatabaseValue? ?? nil
+    /// The value as SQLite stored it. GRDB's typed subscript decodes through a context it builds
+    /// for its error messages (a third of the time serving an event feed), and its untyped one
+    /// answers an existential that each read must cast: the stored form is read as it is.
+    private func value(_ column: String) -> DatabaseValue.Storage {
+        guard let i = at(column) else { return (row[column] as DatabaseValue?)?.storage ?? .null }
+        return row[row.index(row.startIndex, offsetBy: i)].1.storage
     }
 
     func int64(_ column: String) throws -> Int64? {
         switch value(column) {
-        case nil: return nil
-        case let n as Int64: return n
-        case let d as Double: return Int64(exactly: d)
-        case let other?: throw SQLReadError(description: "column \(column) is not an integer: \(other)")
+        case .null: return nil
+        case .int64(let n): return n
+        case .double(let d): return Int64(exactly: d)
+        case let other: throw SQLReadError(description: "column \(column) is not an integer: \(other)")
         }
     }
 
     func string(_ column: String) throws -> String? {
         switch value(column) {
-        case nil: return nil
-        case let text as String: return text
-        case let other?: throw SQLReadError(description: "column \(column) is not text: \(other)")
+        case .null: return nil
+        case .string(let text): return text
+        case let other: throw SQLReadError(description: "column \(column) is not text: \(other)")
         }
     }
 
@@ -98,18 +99,18 @@ struct SQLiteRow: SQLRow {
 
     func bytes(_ column: String) throws -> Data? {
         switch value(column) {
-        case nil: return nil
-        case let data as Data: return data
-        case let other?: throw SQLReadError(description: "column \(column) is not a blob: \(type(of: other))")
+        case .null: return nil
+        case .blob(let data): return data
+        case let other: throw SQLReadError(description: "column \(column) is not a blob: \(other)")
         }
     }
 
     func double(_ column: String) throws -> Double? {
         switch value(column) {
-        case nil: return nil
-        case let d as Double: return d
-        case let n as Int64: return Double(n)
-        case let other?: throw SQLReadError(description: "column \(column) is not a number: \(other)")
+        case .null: return nil
+        case .double(let d): return d
+        case .int64(let n): return Double(n)
+        case let other: throw SQLReadError(description: "column \(column) is not a number: \(other)")
         }
     }
 }
