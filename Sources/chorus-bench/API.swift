@@ -79,29 +79,8 @@ struct APIScenario {
         return f
     }
 
-    /// An account and a token for it, made as an operator would.
     private func makeToken(_ name: String) throws -> String {
-        let store = self.store.map { ["--store", $0] } ?? []
-        _ = try runChorusd(["account", "add", name, "--data", data, "--password", "bench-\(name)-password"] + store)
-        let out = try runChorusd(["account", "token", name, "--data", data, "--label", "bench"] + store)
-        guard let range = out.range(of: #"chorus-[0-9a-f]{64}"#, options: .regularExpression) else {
-            throw BenchError("no token in: \(out)")
-        }
-        return String(out[range])
-    }
-
-    private func runChorusd(_ arguments: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: chorusd)
-        p.arguments = arguments
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = out
-        try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else { throw BenchError("chorusd \(arguments.prefix(2).joined(separator: " ")): \(text)") }
-        return text
+        try Operator(chorusd: chorusd, data: data, store: store).makeToken(name)
     }
 }
 

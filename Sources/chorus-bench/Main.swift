@@ -14,10 +14,11 @@ struct ChorusBench: ParsableCommand {
         a real user's SASL login while guessers from 64 loopback addresses try passwords), stalled (clients that stop
         reading while their room talks: the server's memory until it cuts them off; --clients of them), api (Chorus:
         --bots scripts post --messages commands to the JSON API on keep-alive connections, then one catches up on its feed;
-        needs --spawn).
+        needs --spawn), reconnect (Chorus: --clients token logins at once, as after a restart, spread over --accounts
+        accounts, while --guessers connections try passwords; needs --spawn).
         """)
 
-    @Argument(help: "idle | fanout | churn | commands | logins | stalled | api")
+    @Argument(help: "idle | fanout | churn | commands | logins | stalled | api | reconnect")
     var scenario: String
 
     @Option(help: "The server's plaintext (or, with --tls, TLS) port.") var port = 6667
@@ -34,7 +35,8 @@ struct ChorusBench: ParsableCommand {
     var websocket = false
     @Flag(help: "Connect with IRC over WebSocket without TLS, as a TLS-ending proxy does, to chorusd's web-plain listener; --port is that listener's.")
     var plainWebsocket = false
-    @Option(help: "idle: connections.") var clients = 1000
+    @Option(help: "idle: connections; reconnect: token logins at once.") var clients = 1000
+    @Option(help: "reconnect: accounts the clients log in as (each made with a token).") var accounts = 20
     @Option(help: "idle: seconds the connections stay idle before the server's memory is read.") var settle = 1.0
     @Option(help: "fanout: members of the room.") var members = 100
     @Option(help: "fanout: how many members send.") var senders = 4
@@ -44,7 +46,7 @@ struct ChorusBench: ParsableCommand {
     @Option(help: "churn: cycles.") var cycles = 2000
     @Option(help: "churn: cycles in flight.") var concurrency = 20
     @Option(help: "commands, api: bots (scripts) sending commands.") var bots = 10
-    @Option(help: "logins: guessing connections (spread over 64 loopback addresses).") var guessers = 2000
+    @Option(help: "logins, reconnect: guessing connections (spread over 64 loopback addresses).") var guessers = 2000
     @Option(help: "logins: the guessers' connections each come from the next of this many addresses (127.1.0.0 and up) rather than 64 fixed ones.")
     var rotatingAddresses: Int?
     @Option(help: "logins: the real user's logins measured.") var logins = 10
@@ -92,8 +94,12 @@ struct ChorusBench: ParsableCommand {
             guard let spawn, let first = spawned.first else { throw ValidationError("api needs --spawn (it makes the scripts' accounts and tokens)") }
             figures = try APIScenario(bots: bots, chorusd: spawn, data: first.data.path, store: first.store, port: first.webPlainPort)
                 .run(bench, commands: messages)
+        case "reconnect":
+            guard let spawn, let first = spawned.first else { throw ValidationError("reconnect needs --spawn (it makes the accounts and tokens)") }
+            figures = try ReconnectScenario(clients: clients, accounts: accounts, guessers: guessers)
+                .run(bench, with: Operator(chorusd: spawn, data: first.data.path, store: first.store))
         default:
-            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins, stalled or api")
+            throw ValidationError("Unknown scenario \(scenario): use idle, fanout, churn, commands, logins, stalled, api or reconnect")
         }
         let transport = plainWebsocket ? " (WebSocket, no TLS)" : websocket ? " (WebSocket)" : tls ? " (TLS)" : ""
         figures.print(title: "\(scenario)\(transport) against pid \(serverPIDs.map(String.init).joined(separator: ", "))")
