@@ -405,6 +405,12 @@ extension IRCServer {
         if Names.fold(name) == Names.fold(config.serviceNick) {
             return reply.fail("BAD_ACCOUNT_NAME", context: [name], "That name belongs to the \(config.serviceNick) service")
         }
+        // An account of that name is said so first, with how to log in to it: its owner is the
+        // likeliest one online under its nick.
+        if accountKeys.contains(Account.key(name)) {
+            return reply.fail("ACCOUNT_EXISTS", context: [name],
+                              "\(AccountError.nameTaken(name)); log in to it with PASS \(name):<password> or SASL, or pick another name")
+        }
         if let holder = registry.client(nick: name), holder !== client {
             return reply.fail("ACCOUNT_EXISTS", context: [name], "Someone is using that nick right now; pick another name")
         }
