@@ -30,7 +30,7 @@ extension IRCServer {
     private func endDeletedAccount(_ key: String) {
         accountKeys.remove(key)
         readMarkers[key] = nil
-        api.forgetTokens()
+        web.api.forgetTokens()
         for room in rooms.values { room.memberships[key] = nil }
         let sessions = registry.connections(ofAccount: key)
         for client in sessions { disconnect(client, reason: "Account deleted") }

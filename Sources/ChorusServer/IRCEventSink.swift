@@ -25,7 +25,7 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
                 server.carryOut(change.outcome.effects, askedBy: asker?.reply.client)
                 asker?.answer.succeed(change.outcome)
             }
-            server.api.wake()
+            server.web.api.wake()
             server.webhooks?.wake()
         }
     }

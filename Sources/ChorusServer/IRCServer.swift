@@ -56,8 +56,8 @@ public final class IRCServer: @unchecked Sendable {
     /// Who watches which nick (MONITOR).
     var monitors = Monitors()
     var rooms: [String: LiveRoom] = [:]
-    /// The JSON API (`/api/v1/…`), on the loop.
-    lazy var api = WebAPI(server: self)
+    /// The web side's routes and the JSON API (`/api/v1/…`), on the loop.
+    lazy var web = WebApplication(server: self)
     /// Rooms' webhooks, delivered beside the Workspace.
     private(set) var webhooks: WebhookDeliverer?
     /// Web Push to the devices of accounts with no connection open (soju.im/webpush).
@@ -117,6 +117,8 @@ public final class IRCServer: @unchecked Sendable {
     let metrics = ServerMetrics()
     /// Where `!report`'s pictures are served and how their links are signed; nil without a web side.
     private(set) var reportLinks: ReportLinks?
+    /// Where clients upload a picture (`draft/FILEHOST`, `POST` with a token), when there is a web side.
+    var fileHost: String? { reportLinks.map { $0.base + WebRequests.photoPath } }
     /// What other processes on the same database commit (a PostgreSQL store), delivered here.
     var clusterFeed: ClusterFeed?
     /// Who is connected to the other processes, and this process's place among them; nil with a

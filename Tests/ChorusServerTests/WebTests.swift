@@ -312,6 +312,16 @@ final class WebTests: XCTestCase {
         let post = try http(server, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi")
         XCTAssertEqual(post.status, 405)
         XCTAssertEqual(post.headers["allow"], "GET, HEAD")
+        let delete = try http(server, "DELETE /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(delete.status, 405)
+        XCTAssertEqual(delete.headers["allow"], "GET, HEAD")
+        // A GET route answers HEAD with its headers and no body; the page is at /index.html too.
+        let head = try http(server, "HEAD /index.html HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        XCTAssertEqual(head.status, 200)
+        XCTAssertEqual(head.headers["content-type"], "text/html; charset=utf-8")
+        XCTAssertEqual(head.body, "")
+        XCTAssertEqual(try http(server, "GET /photo/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status, 404)
+        XCTAssertEqual(try http(server, "GET /photo/1.jpg/more HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status, 404)
         let longPath = "/" + String(repeating: "a", count: WebRequests.maxTarget + 1)
         XCTAssertEqual(try http(server, "GET \(longPath) HTTP/1.1\r\nHost: x\r\n\r\n").status, 414)
         let hugeHeader = "X-Big: " + String(repeating: "b", count: 20_000)
@@ -379,10 +389,10 @@ final class WebTests: XCTestCase {
         }
         XCTAssertTrue(text.contains(#"chorus_tls_handshakes_total{listener="web"} "#), text)
 
-        XCTAssertTrue(IRCServer.isLoopback(try SocketAddress(ipAddress: "127.0.0.1", port: 1)))
-        XCTAssertTrue(IRCServer.isLoopback(try SocketAddress(ipAddress: "::1", port: 1)))
-        XCTAssertFalse(IRCServer.isLoopback(try SocketAddress(ipAddress: "10.1.2.3", port: 1)))
-        XCTAssertFalse(IRCServer.isLoopback(try SocketAddress(ipAddress: "2001:db8::1", port: 1)))
+        XCTAssertTrue(WebApplication.isLoopback(try SocketAddress(ipAddress: "127.0.0.1", port: 1)))
+        XCTAssertTrue(WebApplication.isLoopback(try SocketAddress(ipAddress: "::1", port: 1)))
+        XCTAssertFalse(WebApplication.isLoopback(try SocketAddress(ipAddress: "10.1.2.3", port: 1)))
+        XCTAssertFalse(WebApplication.isLoopback(try SocketAddress(ipAddress: "2001:db8::1", port: 1)))
         let closed = try webServer { $0.metrics = .off }
         XCTAssertEqual(try http(closed, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").status, 404)
     }

@@ -82,7 +82,7 @@ extension IRCServer {
             case .memberAdded(let room, let account): admit(account, to: room)
             case .membership(let membership): rooms[membership.room]?.memberships[membership.account] = membership
             case .revokeToken(let id):
-                api.forgetTokens()
+                web.api.forgetTokens()
                 let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { registry.clients[$0] }
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }
             }

@@ -21,7 +21,7 @@ extension IRCServer {
             return reply.fail("INVALID_PARAMS", context: [sub, target], usage)
         }
         let caller = WebAPI.Caller(account: account.name, key: account.key, token: 0)
-        reply.wait(for: api.heard(by: caller, after: after, limit: min(asked, config.historyPageLimit))) { result in
+        reply.wait(for: web.api.heard(by: caller, after: after, limit: min(asked, config.historyPageLimit))) { result in
             guard case .success(let page) = result else {
                 return reply.fail("MESSAGE_ERROR", context: [sub, target], "Could not read the events")
             }

@@ -8,8 +8,8 @@ import NIOHTTP1
 /// A calendar feed (`/calendar.ics`, RFC 5545) behind the signed link `!ical new` gave: read as the
 /// account may see it today, in its own time zone, until `!ical revoke` deletes the feed. Calendar
 /// apps poll it, so it is read beside the Workspace's writer, not queued behind it.
-extension IRCServer {
-    func calendarResponse(to request: HTTPRequestHead) -> EventLoopFuture<WebResponse> {
+extension WebApplication {
+    func calendar(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
         let fields: [String: String]
         switch signedFields(of: request, naming: ["a", "f"]) {
         case .success(let verified): fields = verified
@@ -17,15 +17,15 @@ extension IRCServer {
         }
         guard let id = Int64(fields["f"]!) else { return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description)) }
         let account = fields["a"]!
-        let (store, now, serverZone, network) = (self.store, self.now, config.timeZone, config.network)
-        return background { () -> String in
+        let (store, now, serverZone, network) = (server.store, server.now, config.timeZone, config.network)
+        return server.background { () -> String in
             guard let feed = try store.calendarFeed(id), feed.account == Account.key(account) else {
                 throw LinkRefusal(status: .gone, text: "This calendar feed was revoked: !ical new makes another.")
             }
             let zone = try store.timeZone(of: feed.account, otherwise: serverZone)
             let invocation: Invocation
             do {
-                invocation = try IRCServer.linkInvocation(account: account, room: feed.room, zone: zone, now: now(), store)
+                invocation = try Self.linkInvocation(account: account, room: feed.room, zone: zone, now: now(), store)
             } catch is JobError {
                 throw LinkRefusal(status: .forbidden, text: "This feed's account is no longer a member of its room.")
             }

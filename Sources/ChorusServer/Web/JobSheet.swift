@@ -7,8 +7,8 @@ import NIOHTTP1
 
 /// `!jobs` as a spreadsheet (`/jobs.csv`), behind the signed link its answer carries: every page
 /// of the list the person asked for, as their rooms and the room's visibility allow today.
-extension IRCServer {
-    func jobSheetResponse(to request: HTTPRequestHead) -> EventLoopFuture<WebResponse> {
+extension WebApplication {
+    func jobSheet(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
         let fields: [String: String]
         switch signedFields(of: request, naming: ["a", "q", "r"]) {
         case .success(let verified): fields = verified
@@ -16,9 +16,9 @@ extension IRCServer {
         }
         let account = fields["a"]!, arguments = fields["q"]!, room = fields["r"]!
         let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
-        let now = self.now
-        return readAfterWrites { store -> JobExport in
-            let invocation = try IRCServer.linkInvocation(account: account, room: room.isEmpty ? nil : room, zone: zone, now: now(), store)
+        let now = server.now
+        return server.readAfterWrites { store -> JobExport in
+            let invocation = try Self.linkInvocation(account: account, room: room.isEmpty ? nil : room, zone: zone, now: now(), store)
             return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).jobExport(invocation, arguments: arguments)
         }
         .map { export in

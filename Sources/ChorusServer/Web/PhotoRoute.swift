@@ -7,12 +7,9 @@ import NIOHTTP1
 /// from the store beside the Workspace's writer, so every process of a cluster serves it. The
 /// picture never changes once kept, so browsers may keep it; it is served as an image and nothing
 /// else (no sniffing, no script).
-extension IRCServer {
-    /// Where clients upload a picture (`draft/FILEHOST`, `POST` with a token), when there is a web side.
-    var fileHost: String? { reportLinks.map { $0.base + WebRequests.photoPath } }
-
-    func photoResponse(to request: HTTPRequestHead, path: Substring) -> EventLoopFuture<WebResponse> {
-        let name = path.dropFirst("/photo/".count)
+extension WebApplication {
+    func photo(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
+        let path = request.path, name = request.parameters["file"] ?? ""
         guard let dot = name.firstIndex(of: "."), let id = Int64(name[..<dot]),
               let kind = ImageFile.Kind(fileExtension: String(name[name.index(after: dot)...])) else {
             return loop.makeSucceededFuture(.text(.notFound, "There is no photo at \(path.prefix(80))."))
@@ -22,8 +19,8 @@ extension IRCServer {
         case .success: return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description))
         case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
         }
-        let store = self.store
-        return background { try store.photo(id) }.map { photo in
+        let store = server.store
+        return server.background { try store.photo(id) }.map { photo in
             guard let photo, photo.kind == kind else { return .text(.notFound, "This photo is no longer kept.") }
             var response = WebResponse(status: .ok, body: ByteBuffer(bytes: photo.bytes))
             response.headers.add(name: "Content-Type", value: photo.kind.mediaType)

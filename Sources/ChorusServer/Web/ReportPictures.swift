@@ -8,8 +8,8 @@ import NIOHTTP1
 /// `!report` as a picture (`/report.svg`) or a spreadsheet (`/report.csv`), behind the signed links
 /// the bot's answer carries: the link names the account, the report's words and the time zone, so
 /// the web side runs the very report the person asked for, a day long.
-extension IRCServer {
-    func reportResponse(to request: HTTPRequestHead, as format: ReportFormat) -> EventLoopFuture<WebResponse> {
+extension WebApplication {
+    func report(_ request: WebRequest, as format: ReportFormat) -> EventLoopFuture<WebResponse> {
         let fields: [String: String]
         switch signedFields(of: request, naming: ["a", "q"]) {
         case .success(let verified): fields = verified
@@ -17,9 +17,9 @@ extension IRCServer {
         }
         let account = fields["a"]!, arguments = fields["q"]!
         let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
-        let now = self.now
-        return readAfterWrites { store -> TimeReport in
-            let invocation = try IRCServer.linkInvocation(account: account, room: nil, zone: zone, now: now(), store)
+        let now = server.now
+        return server.readAfterWrites { store -> TimeReport in
+            let invocation = try Self.linkInvocation(account: account, room: nil, zone: zone, now: now(), store)
             return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).timeReport(invocation, arguments: arguments)
         }
         .map { format.response(for: $0) }
@@ -27,11 +27,12 @@ extension IRCServer {
     }
 
     /// A link's fields once its signature and time check out, with each of `required` present.
-    func signedFields(of request: HTTPRequestHead, naming required: [String]) -> Result<[String: String], LinkRefusal> {
-        guard let links = reportLinks else { return .failure(LinkRefusal(status: .notFound, text: "Reports are not served here.")) }
-        let query = request.uri.firstIndex(of: "?").map { String(request.uri[request.uri.index(after: $0)...]) } ?? ""
+    func signedFields(of request: WebRequest, naming required: [String]) -> Result<[String: String], LinkRefusal> {
+        guard let links = server.reportLinks else { return .failure(LinkRefusal(status: .notFound, text: "Reports are not served here.")) }
+        let uri = request.head.uri
+        let query = uri.firstIndex(of: "?").map { String(uri[uri.index(after: $0)...]) } ?? ""
         do {
-            let fields = try links.signer.verify(query, now: now())
+            let fields = try links.signer.verify(query, now: server.now())
             guard required.allSatisfy({ fields[$0] != nil }) else {
                 return .failure(LinkRefusal(status: .forbidden, text: LinkSigner.Refusal.tampered.description))
             }

@@ -130,6 +130,27 @@ enum WebSocketUpgrade {
     }
 }
 
+extension WebSocketUpgrade {
+    /// Why a request to `/socket` was not upgraded, in the status RFC 6455 gives for it.
+    static func refusal(of request: HTTPRequestHead, allowed origins: [String]) -> WebResponse {
+        let upgrade = request.headers[canonicalForm: "Upgrade"].contains { $0.lowercased() == "websocket" }
+        guard upgrade else {
+            var response = WebResponse.text(.upgradeRequired, "This address speaks IRC over WebSocket (wss://…/socket).")
+            response.headers.add(name: "Upgrade", value: "websocket")
+            return response
+        }
+        guard originAllowed(request.headers, allowed: origins) else {
+            return .text(.forbidden, "Pages from \(request.headers.first(name: "Origin") ?? "?") may not connect here.", closes: true)
+        }
+        guard request.headers.first(name: "Sec-WebSocket-Version") == "13" else {
+            var response = WebResponse.text(.upgradeRequired, "Only WebSocket version 13 is spoken here.", closes: true)
+            response.headers.add(name: "Sec-WebSocket-Version", value: "13")
+            return response
+        }
+        return .text(.badRequest, "A WebSocket handshake needs a GET with Connection: Upgrade and a Sec-WebSocket-Key.", closes: true)
+    }
+}
+
 private extension String {
     func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self

@@ -136,7 +136,7 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
             } else if let refusal = Self.refusedBeforeItsBody(request) {
                 // A large body is read only for someone who may send it.
                 head = nil
-                respond(server.api.errorResponse(refusal).closing(), keepAlive: false, context: context)
+                respond(server.web.api.errorResponse(refusal).closing(), keepAlive: false, context: context)
             }
         case .body(let part):
             guard head != nil else { return }
@@ -179,14 +179,8 @@ final class WebRequests: ChannelDuplexHandler, RemovableChannelHandler {
 
     private func answer(_ request: HTTPRequestHead, body: ByteBuffer?, context: ChannelHandlerContext) {
         let keepAlive = request.isKeepAlive
-        let api = Self.path(of: request.uri).hasPrefix("/api/")
-        guard request.method == .GET || request.method == .HEAD || api else {
-            var response = WebResponse.text(.methodNotAllowed, "Only GET and HEAD are served here.")
-            response.headers.add(name: "Allow", value: "GET, HEAD")
-            return respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)
-        }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        server.webResponse(to: request, body: body, from: proxied.peer(of: context.channel, head: request)).whenComplete { result in
+        server.web.respond(to: request, body: body, from: proxied.peer(of: context.channel, head: request)).whenComplete { result in
             let (handler, context) = loopBound.value
             let response = (try? result.get()) ?? .text(.internalServerError, "Something went wrong; it is logged.")
             handler.respond(response, keepAlive: keepAlive, head: request.method == .HEAD, context: context)

@@ -5,7 +5,7 @@ import NIOCore
 /// A room's chores and shared lists, as `!chores` and `!lists` show them to a member.
 extension WebAPI {
     /// `GET /api/v1/chores?room=`: each chore, whose turn it is, when it is due and the rotation.
-    func chores(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func chores(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let room = try roomParameter(request)
         let store = server.store, now = server.now, zone = server.config.timeZone
         return readBoard { names, _ -> APIChores in
@@ -15,7 +15,7 @@ extension WebAPI {
     }
 
     /// `GET /api/v1/lists?room=`: each shared list with its items.
-    func lists(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func lists(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let room = try roomParameter(request)
         let store = server.store, now = server.now, zone = server.config.timeZone
         return readBoard { names, _ -> APILists in
@@ -29,7 +29,7 @@ extension WebAPI {
     /// `GET /api/v1/agenda?days=N&room=`: upcoming turns, soonest first, as `!agenda` gives them:
     /// the account's own across its rooms, or with `room` everyone's in that room (7 days unless
     /// asked, 1 to 62).
-    func agenda(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func agenda(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let days = Int(try request.integer("days", default: 7, in: 1...62))
         let room = request.query["room"].flatMap { $0.isEmpty ? nil : Account.key($0) }
         let store = server.store, now = server.now, zone = server.config.timeZone
@@ -48,7 +48,7 @@ extension WebAPI {
         }
     }
 
-    private func roomParameter(_ request: Request) throws -> String {
+    private func roomParameter(_ request: WebRequest) throws -> String {
         guard let room = request.query["room"], !room.isEmpty else {
             throw APIError(.badRequest, "INVALID_PARAMS", "Name the room: ?room=%23flat (# is written %23).")
         }

@@ -7,7 +7,7 @@ import NIOCore
 /// `wait=`.
 extension WebAPI {
     /// The caller's events after a position, oldest first; with `wait`, held until one comes.
-    func events(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func events(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let after = try request.integer("after", default: 0, in: 0...Int64.max)
         let limit = Int(try request.integer("limit", default: 100, in: 1...Int64(Self.maxEvents)))
         let wait = Int(try request.integer("wait", default: 0, in: 0...Int64(Self.maxWait)))

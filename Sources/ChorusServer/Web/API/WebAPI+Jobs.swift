@@ -8,7 +8,7 @@ import NIOHTTP1
 extension WebAPI {
     /// `GET /api/v1/jobs?room=&status=&assignee=&q=&limit=&offset=`: a room's jobs, or the
     /// account's personal ones without `room`, newest first.
-    func jobs(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func jobs(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         var filter = JobFilter()
         filter.limit = Int(try request.integer("limit", default: 50, in: 1...200))
         filter.offset = Int(try request.integer("offset", default: 0, in: 0...1_000_000))
@@ -37,7 +37,7 @@ extension WebAPI {
     }
 
     /// `GET /api/v1/jobs/ID`: one job with its tasks, photos, latest comments and activity.
-    func job(_ caller: Caller, _ request: Request, id: Int64) throws -> EventLoopFuture<WebResponse> {
+    func job(_ caller: Caller, _ request: WebRequest, id: Int64) throws -> EventLoopFuture<WebResponse> {
         let store = server.store, now = server.now
         return readBoard { names, wording -> APIJobDetail in
             let board = JobBoard(store: store, now: now)

@@ -9,7 +9,7 @@ import NIOCore
 extension WebAPI {
     /// `GET /api/v1/requests?scope=mine|open|all&category=&page=`: the account's requests, or (a
     /// contractor's) the open ones, newest first, 20 a page.
-    func requests(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func requests(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let scope: MarketBoard.ListScope
         switch request.query["scope"] ?? "mine" {
         case "mine": scope = .mine
@@ -28,7 +28,7 @@ extension WebAPI {
 
     /// `GET /api/v1/requests/ID`: one request the account may see, the offers it may see (all of
     /// them for the customer, their own for an offerer) and its history as theirs.
-    func serviceRequest(_ caller: Caller, _ request: Request, id: Int64) throws -> EventLoopFuture<WebResponse> {
+    func serviceRequest(_ caller: Caller, _ request: WebRequest, id: Int64) throws -> EventLoopFuture<WebResponse> {
         let store = server.store, now = server.now
         return readBoard { _, wording -> APIRequestDetail in
             let board = MarketBoard(store: store, now: now)
@@ -40,7 +40,7 @@ extension WebAPI {
 
     /// `GET /api/v1/contractors/NAME`: a contractor's profile and standing, as `!profile` shows
     /// it to anyone logged in; 404 for an account that is not one.
-    func contractor(_ caller: Caller, _ request: Request, name: String) throws -> EventLoopFuture<WebResponse> {
+    func contractor(_ caller: Caller, _ request: WebRequest, name: String) throws -> EventLoopFuture<WebResponse> {
         let store = server.store
         return readBoard { _, _ -> APIContractor in
             guard let contractor = try store.contractor(name) else { throw JobError.notAllowed("\(name.prefix(40)) is not a contractor") }

@@ -11,7 +11,7 @@ import NIOHTTP1
 /// the first file of a `multipart/form-data` form. Its location and camera data are taken out, it
 /// is kept in the store, and the answer is `201 Created` with its signed link in `Location`.
 extension WebAPI {
-    func uploadPhoto(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func uploadPhoto(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         guard let links = server.reportLinks else { throw APIError(.notFound, "NOT_FOUND", "Photos are not served here.") }
         guard let body = request.body, body.readableBytes > 0 else {
             throw APIError(.badRequest, "INVALID_PARAMS",

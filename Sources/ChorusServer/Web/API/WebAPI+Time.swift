@@ -9,7 +9,7 @@ extension WebAPI {
     /// `GET /api/v1/time?from=YYYY-MM-DD&to=YYYY-MM-DD`: the account's entries that start in those
     /// days (its own zone; the last 7 days unless given, at most 366), the running one, its modes
     /// and its weekly plan.
-    func time(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func time(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let store = server.store, now = server.now, serverZone = server.config.timeZone
         let (fromText, toText) = (request.query["from"], request.query["to"])
         return readBoard { _, _ -> APITime in
@@ -43,12 +43,12 @@ extension WebAPI {
     /// `GET /api/v1/time/report?q=<!report's words>`: the account's own report, as `!report`
     /// makes it (`q=week by job`, `q=2026-11-01..2026-11-15`, `q=month %23flat by person`), in its
     /// time zone.
-    func timeReport(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    func timeReport(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let arguments = request.query["q"] ?? ""
         let store = server.store, now = server.now, serverZone = server.config.timeZone
         return readBoard { _, _ -> APITimeReport in
             let zone = try store.timeZone(of: caller.key, otherwise: serverZone)
-            let invocation = try IRCServer.linkInvocation(account: caller.account, room: nil, zone: zone, now: now(), store)
+            let invocation = try WebApplication.linkInvocation(account: caller.account, room: nil, zone: zone, now: now(), store)
             do {
                 return APITimeReport(try Bot(boards: Boards(store: store, timeZone: serverZone, now: now)).timeReport(invocation, arguments: arguments))
             } catch let usage as UsageError {

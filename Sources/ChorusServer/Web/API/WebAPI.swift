@@ -46,65 +46,56 @@ final class WebAPI {
         let token: Int64
     }
 
-    struct Request {
-        let head: HTTPRequestHead
-        let body: ByteBuffer?
-        let query: [String: String]
-    }
-
-    /// The answer to a request under `/api/`.
-    func respond(to head: HTTPRequestHead, body: ByteBuffer?) -> EventLoopFuture<WebResponse> {
-        let path = WebRequests.path(of: head.uri)
-        let request = Request(head: head, body: body, query: Self.query(of: head.uri))
-        if path == "/api/v1/openapi.json", head.method == .GET || head.method == .HEAD {
-            // The API's description (OpenAPI 3.1), for code generators and API browsers: no token.
+    /// The API's routes, each behind the caller's token and rate (`openapi.json` needs neither).
+    func addRoutes(to router: inout WebRouter) {
+        router.get("/api/v1/openapi.json") { [unowned self] _ in
+            // The API's description (OpenAPI 3.1), for code generators and API browsers.
             var response = json(.ok, bytes: PackageResources.openapi_json)
             response.headers.replaceOrAdd(name: "Cache-Control", value: "no-cache")
             return server.loop.makeSucceededFuture(response)
         }
-        let route: (Caller, Request) throws -> EventLoopFuture<WebResponse>
-        switch (head.method, path) {
-        case (.GET, "/api/v1/me"), (.HEAD, "/api/v1/me"): route = me
-        case (.POST, "/api/v1/commands"): route = command
-        case (.GET, "/api/v1/events"), (.HEAD, "/api/v1/events"): route = events
-        case (.GET, "/api/v1/jobs"), (.HEAD, "/api/v1/jobs"): route = jobs
-        case (.GET, "/api/v1/chores"), (.HEAD, "/api/v1/chores"): route = chores
-        case (.GET, "/api/v1/lists"), (.HEAD, "/api/v1/lists"): route = lists
-        case (.GET, "/api/v1/requests"), (.HEAD, "/api/v1/requests"): route = requests
-        case (.GET, "/api/v1/time/report"), (.HEAD, "/api/v1/time/report"): route = timeReport
-        case (.GET, "/api/v1/time"), (.HEAD, "/api/v1/time"): route = time
-        case (.GET, "/api/v1/agenda"), (.HEAD, "/api/v1/agenda"): route = agenda
-        case (.POST, "/api/v1/photos"): route = uploadPhoto
-        case (.GET, _) where path.hasPrefix("/api/v1/contractors/"), (.HEAD, _) where path.hasPrefix("/api/v1/contractors/"):
-            let name = String(path.dropFirst("/api/v1/contractors/".count)).removingPercentEncoding ?? ""
-            guard !name.isEmpty else { return fail(APIError(.notFound, "NOT_FOUND", "A contractor is named by account: /api/v1/contractors/bob.")) }
-            route = { try self.contractor($0, $1, name: name) }
-        case (.GET, _) where path.hasPrefix("/api/v1/requests/"), (.HEAD, _) where path.hasPrefix("/api/v1/requests/"):
-            guard let id = Int64(path.dropFirst("/api/v1/requests/".count)), id > 0 else {
-                return fail(APIError(.notFound, "NOT_FOUND", "A request is named by its number: /api/v1/requests/3."))
-            }
-            route = { try self.serviceRequest($0, $1, id: id) }
-        case (.GET, _) where path.hasPrefix("/api/v1/jobs/"), (.HEAD, _) where path.hasPrefix("/api/v1/jobs/"):
-            guard let id = Int64(path.dropFirst("/api/v1/jobs/".count)), id > 0 else {
-                return fail(APIError(.notFound, "NOT_FOUND", "A job is named by its number: /api/v1/jobs/7."))
-            }
-            route = { try self.job($0, $1, id: id) }
-        case (_, "/api/v1/me"), (_, "/api/v1/events"), (_, "/api/v1/jobs"), (_, "/api/v1/chores"), (_, "/api/v1/lists"),
-             (_, "/api/v1/requests"), (_, "/api/v1/time/report"), (_, "/api/v1/time"), (_, "/api/v1/agenda"):
-            return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) is read with GET."))
-        case (_, "/api/v1/commands"), (_, "/api/v1/photos"):
-            return fail(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED", "\(path) takes a POST."))
-        default:
-            return fail(APIError(.notFound, "NOT_FOUND", "There is no \(path.prefix(200)) in the API: API.md lists it."))
+        router.get("/api/v1/me", asCaller(me))
+        router.post("/api/v1/commands", asCaller(command))
+        router.get("/api/v1/events", asCaller(events))
+        router.get("/api/v1/jobs", asCaller(jobs))
+        router.get("/api/v1/jobs/:id", asCaller { [unowned self] caller, request in
+            try job(caller, request, id: try Self.number(request, "A job is named by its number: /api/v1/jobs/7."))
+        })
+        router.get("/api/v1/chores", asCaller(chores))
+        router.get("/api/v1/lists", asCaller(lists))
+        router.get("/api/v1/agenda", asCaller(agenda))
+        router.get("/api/v1/requests", asCaller(requests))
+        router.get("/api/v1/requests/:id", asCaller { [unowned self] caller, request in
+            try serviceRequest(caller, request, id: try Self.number(request, "A request is named by its number: /api/v1/requests/3."))
+        })
+        router.get("/api/v1/contractors/:name", asCaller { [unowned self] caller, request in
+            let name = request.parameters["name"].flatMap { $0.removingPercentEncoding } ?? ""
+            guard !name.isEmpty else { throw APIError(.notFound, "NOT_FOUND", "A contractor is named by account: /api/v1/contractors/bob.") }
+            return try contractor(caller, request, name: name)
+        })
+        router.get("/api/v1/time", asCaller(time))
+        router.get("/api/v1/time/report", asCaller(timeReport))
+        router.post(WebRequests.photoPath, asCaller(uploadPhoto))
+    }
+
+    /// A route run as the token's account, once its rate allows; any error is answered as JSON.
+    private func asCaller(_ route: @escaping (Caller, WebRequest) throws -> EventLoopFuture<WebResponse>) -> WebRouter.Handler {
+        { [unowned self] request in
+            authenticate(request.head).flatMap { caller in
+                do {
+                    try self.admit(caller)
+                    return try route(caller, request)
+                } catch {
+                    return self.fail(error)
+                }
+            }.flatMapError { self.fail($0) }
         }
-        return authenticate(head).flatMap { caller in
-            do {
-                try self.admit(caller)
-                return try route(caller, request)
-            } catch {
-                return self.fail(error)
-            }
-        }.flatMapError { self.fail($0) }
+    }
+
+    /// The path's `id`, a number above zero, or 404 saying how the thing is named.
+    private static func number(_ request: WebRequest, _ naming: String) throws -> Int64 {
+        guard let id = request.parameters["id"].flatMap({ Int64($0) }), id > 0 else { throw APIError(.notFound, "NOT_FOUND", naming) }
+        return id
     }
 
     // MARK: Who asks
@@ -168,7 +159,7 @@ final class WebAPI {
     // MARK: Routes
 
     /// The account and its rooms.
-    private func me(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    private func me(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         let rooms = server.rooms.values.compactMap { room -> APIRoom? in
             guard let membership = room.memberships[caller.key] else { return nil }
             return APIRoom(name: room.name, role: membership.role.rawValue, topic: room.room.topic)
@@ -188,7 +179,7 @@ final class WebAPI {
 
     /// Runs one `!command` as the caller, in a room of theirs or in private, and answers with what
     /// it said and the events it made (with their ids: the feed's positions).
-    private func command(_ caller: Caller, _ request: Request) throws -> EventLoopFuture<WebResponse> {
+    private func command(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         // A command is a flat object of strings: read without JSONDecoder, which is for telling
         // what is wrong with any other body.
         var flat = FlatJSON(request.body.map { Array($0.readableBytesView) } ?? [])
@@ -295,18 +286,6 @@ final class WebAPI {
     static func timestamp(_ date: Date) -> String {
         Timestamp.format(date)
     }
-
-    /// A target's query, `a=1&b=2`, percent-decoded; the last of a repeated name wins.
-    static func query(of target: String) -> [String: String] {
-        guard let mark = target.firstIndex(of: "?") else { return [:] }
-        var values: [String: String] = [:]
-        for pair in target[target.index(after: mark)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1)
-            guard let name = parts.first?.removingPercentEncoding else { continue }
-            values[name] = parts.count > 1 ? (parts[1].replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "") : ""
-        }
-        return values
-    }
 }
 
 /// A token's requests: a bucket that fills at the allowed rate up to the burst.
@@ -340,17 +319,5 @@ struct APIError: Error {
 
     static func unauthorized(_ message: String) -> APIError {
         APIError(.unauthorized, "ACCOUNT_REQUIRED", message)
-    }
-}
-
-extension WebAPI.Request {
-    /// A whole-number parameter of the query, or `fallback` when it is not given.
-    func integer(_ name: String, default fallback: Int64, in range: ClosedRange<Int64>) throws -> Int64 {
-        guard let text = query[name] else { return fallback }
-        guard let value = Int64(text), range.contains(value) else {
-            let upper = range.upperBound == .max ? "" : " to \(range.upperBound)"
-            throw APIError(.badRequest, "INVALID_PARAMS", "\(name) is a whole number from \(range.lowerBound)\(upper), not \"\(text.prefix(30))\".")
-        }
-        return value
     }
 }
