@@ -144,4 +144,9 @@ public protocol SharedPresence: Sendable {
     func leave(reason: String) throws
     /// How often `heartbeat` must be called.
     var heartbeatInterval: TimeInterval { get }
+    /// How long a process may stay silent before the others give it up.
+    var lease: TimeInterval { get }
+    /// When `node` last renewed its lease (the database's clock, in milliseconds) and how long it
+    /// has been silent since; nil once it left or was given up.
+    func lastHeartbeat(of node: String) throws -> (at: Int64, silent: TimeInterval)?
 }

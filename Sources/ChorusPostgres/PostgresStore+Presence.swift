@@ -22,6 +22,7 @@ extension PostgresStore: SharedPresence {
 
     public var node: String { pool.node }
     public var heartbeatInterval: TimeInterval { Self.heartbeatInterval }
+    public var lease: TimeInterval { Self.lease }
 
     private static func millis(_ interval: TimeInterval) -> Int64 { Int64(interval * 1000) }
 
@@ -97,6 +98,14 @@ extension PostgresStore: SharedPresence {
                 VALUES (\(node), \(raw: Self.databaseNow), \(raw: Self.databaseNow))
                 """)
             return false
+        }
+    }
+
+    public func lastHeartbeat(of node: String) throws -> (at: Int64, silent: TimeInterval)? {
+        try db.read { link in
+            try link.query("SELECT heartbeat, \(raw: Self.databaseNow) - heartbeat FROM nodes WHERE node = \(node)").first.map {
+                (try $0.int64(0), TimeInterval(try $0.int64(1)) / 1000)
+            }
         }
     }
 

@@ -337,17 +337,7 @@ final class ClusterNodeLossTests: XCTestCase {
         try a.addAccount("ann", "ann-password")
         try a.addAccount("bob", "bob-password")
 
-        // Node B is a chorusd process of its own, on the same database.
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-node-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let port = try Self.freePort()
-        let b = Process()
-        b.executableURL = try chorusdBinary()
-        b.arguments = ["serve", "--store", try TestStore.postgresURL(folder: shared), "--data", folder.path,
-                       "--tls", "off", "--web", "off", "--plain", "127.0.0.1:\(port)", "--no-limits", "--rooms", "open"]
-        b.standardOutput = FileHandle.nullDevice
-        b.standardError = FileHandle.nullDevice
-        try b.run()
+        let (b, port) = try Self.nodeProcess(sharing: shared)
         defer { if b.isRunning { kill(b.processIdentifier, SIGKILL) } }
         let bob = try Self.connect(port: port, within: 20)
 
@@ -408,6 +398,77 @@ final class ClusterNodeLossTests: XCTestCase {
         XCTAssertTrue(reminder.params[1].hasPrefix("Your turn: gate in #den"), reminder.params[1])
         try a.server.checkReminders()
         XCTAssertFalse(ann.drain(for: 0.5).contains(where: isGateReminder), "the reminder came once")
+    }
+
+    /// bob was on node B when it died; his client, reconnecting through the balancer, lands on node
+    /// A within a second, long before B's lease lapses. He logs in and gets his own nick back (not
+    /// `bob_`) once A gives B up, and the room hears the old session's QUIT before the new JOIN.
+    func testAnOwnerBackFromADeadNodeGetsTheirOwnNick() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        let a = try TestServer(sharing: shared)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("bob", "bob-password")
+        let (b, port) = try Self.nodeProcess(sharing: shared)
+        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL) } }
+        let ann = try a.connect(as: "ann")
+        try ann.join("#den")
+        let bobOnB = try Self.connect(port: port, within: 20)
+        try bobOnB.register("bob", pass: "bob:bob-password")
+        bobOnB.send("JOIN #den")
+        try bobOnB.expect(command: "366")
+        try ann.expect("bob's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("bob!") == true }
+
+        kill(b.processIdentifier, SIGKILL)
+        let killedAt = Date()
+        let bob = try a.connect()
+        bob.send("PASS bob:bob-password")
+        bob.send("NICK bob")
+        bob.send("USER bob 0 * :Bob")
+        let welcome = try bob.expect("001 or 433", timeout: 20) { $0.command == "001" || $0.command == "433" }
+        let after = Date().timeIntervalSince(killedAt)
+        XCTAssertEqual(welcome.command, "001", "\(welcome)")
+        XCTAssertEqual(welcome.params.first, "bob")
+        XCTAssertLessThan(after, 12, "bob was let in \(after) s after node B died")
+        // Back in his room, as himself; the room heard the old session leave first.
+        try bob.expect("bob put back in #den") { $0.command == "JOIN" && $0.params.first == "#den" }
+        let seen = try ann.collect { $0.command == "JOIN" && $0.source?.hasPrefix("bob!") == true }
+        XCTAssertEqual(seen.filter { $0.source?.hasPrefix("bob!") == true }.map(\.command), ["QUIT", "JOIN"])
+    }
+
+    /// The same login while bob's session on a live node holds the nick: that node renews its
+    /// lease, so the second device is told 433 within about a heartbeat, and bob's session stays.
+    func testASecondDeviceWhileTheFirstIsOnALiveNodeIsToldTheNickIsTaken() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        let a = try TestServer(sharing: shared), b = try TestServer(sharing: shared)
+        try a.addAccount("bob", "bob-password")
+        let first = try b.connect(as: "bob")
+        let second = try a.connect()
+        let started = Date()
+        second.send("PASS bob:bob-password")
+        second.send("NICK bob")
+        second.send("USER bob 0 * :Bob")
+        let answer = try second.expect("001 or 433", timeout: 15) { $0.command == "001" || $0.command == "433" }
+        XCTAssertEqual(answer.command, "433")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the 433 took more than a heartbeat or two")
+        first.send("PING :still")
+        XCTAssertEqual(try first.expect(command: "PONG").params.last, "still")
+    }
+
+    /// Node B: a chorusd process of its own on the shared database, plaintext on a free port.
+    private static func nodeProcess(sharing shared: String) throws -> (Process, port: Int) {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-node-\(UUID().uuidString)")
+        let port = try freePort()
+        let b = Process()
+        b.executableURL = try chorusdBinary()
+        b.arguments = ["serve", "--store", try TestStore.postgresURL(folder: shared), "--data", folder.path,
+                       "--tls", "off", "--web", "off", "--plain", "127.0.0.1:\(port)", "--no-limits", "--rooms", "open"]
+        b.standardOutput = FileHandle.nullDevice
+        b.standardError = FileHandle.nullDevice
+        b.terminationHandler = { _ in try? FileManager.default.removeItem(at: folder) }
+        try b.run()
+        return (b, port)
     }
 
     /// A port nothing listens on now.

@@ -72,7 +72,9 @@ extension IRCServer {
         if let holder = registry.nicks[key], holder !== client {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
-        if key != client.nickKey && isHeldElsewhere(nick) {
+        // Before registration a login may still make the nick its owner's (`OwnNickReclaim`): the
+        // claim at the end of registration says whether another node holds it.
+        if client.registered && key != client.nickKey && isHeldElsewhere(nick) {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
         if key == Names.fold(config.serviceNick) {
@@ -218,7 +220,18 @@ extension IRCServer {
             return reply.wait(for: claimPresence(of: client)) { result in
                 switch result {
                 case .success(true): self.finishRegistration(reply)
-                case .success(false): reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+                case .success(false):
+                    // Their own session on a node that may be dead: wait to see (`OwnNickReclaim`).
+                    guard let holder = self.ownSessionElsewhere(holding: nick, for: client) else {
+                        return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+                    }
+                    reply.wait(for: self.sessionGone(holder)) { gone in
+                        if case .success(true) = gone, !client.closing {
+                            self.finishRegistration(reply)
+                        } else {
+                            reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+                        }
+                    }
                 case .failure:
                     reply.fail("TEMPORARILY_UNAVAILABLE", context: [nick], Self.nicksUnavailable, command: "NICK")
                     reply.finish()
