@@ -30,23 +30,13 @@ public struct AccountToken: Equatable, Sendable {
     public static let maxLabelLength = 40
 
     public static func digest(of secret: String) -> String {
-        hex(SHA256.hash(data: Data(secret.utf8)))
+        Hex.lowercase(SHA256.hash(data: Data(secret.utf8)))
     }
 
     /// A new secret from the system's secure random source.
     public static func newSecret() -> String {
         var generator = SystemRandomNumberGenerator()
-        return prefix + hex((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-    }
-
-    private static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0xF)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return prefix + Hex.lowercase((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 }
 

@@ -57,7 +57,7 @@ public struct LinkSigner: Sendable {
 
     /// 128 bits of the HMAC, in hex: enough against forgery, short enough for a chat line.
     private func signature(of text: String) -> String {
-        HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).prefix(16).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: key).prefix(16))
     }
 
     private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")

@@ -50,7 +50,7 @@ public struct Webhook: Equatable, Sendable {
     public static func signature(of body: [UInt8], at time: Date, secret: String) -> String {
         let stamp = String(Int(time.timeIntervalSince1970))
         let mac = HMAC<SHA256>.authenticationCode(for: Array((stamp + ".").utf8) + body, using: SymmetricKey(data: Data(secret.utf8)))
-        return "t=\(stamp),v1=" + mac.map { String(format: "%02x", $0) }.joined()
+        return "t=\(stamp),v1=" + Hex.lowercase(mac)
     }
 
     /// How long after `failures` failed attempts the next comes: 5 s doubling, at most an hour,

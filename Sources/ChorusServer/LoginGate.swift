@@ -72,7 +72,7 @@ final class LoginGate {
         }
         var v6 = in6_addr()
         if inet_pton(AF_INET6, address, &v6) == 1 {
-            return withUnsafeBytes(of: &v6) { $0.prefix(8).map { String(format: "%02x", $0) }.joined() } + "::/64"
+            return withUnsafeBytes(of: &v6) { Hex.lowercase($0.prefix(8)) } + "::/64"
         }
         return address
     }
