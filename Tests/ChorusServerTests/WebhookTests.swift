@@ -32,6 +32,8 @@ final class WebhookTests: XCTestCase {
         let ids = events.compactMap { $0["id"] as? Int }
         XCTAssertEqual(ids, ids.sorted())
         XCTAssertEqual(events.first?["room"] as? String, "#kitchen")
+        // One after another on the hook's one kept connection, each made in a pass of its own.
+        XCTAssertEqual(receiver.connections, 1)
         for request in got {
             XCTAssertEqual(request.headers["x-chorus-event"], "job.created")
             XCTAssertTrue(Self.signatureHolds(request, secret: secret), "\(request.headers)")
@@ -211,12 +213,16 @@ final class HookReceiver: @unchecked Sendable {
     private var requests: [Request] = []
     private let answer: @Sendable (Int) -> Int
     private var channel: Channel!
+    private var connectionsOpened = 0
+    /// How many connections were made to it.
+    var connections: Int { lock.withLock { connectionsOpened } }
 
     init(answer: @escaping @Sendable (Int) -> Int) throws {
         self.answer = answer
         channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap { channel.pipeline.addHandler(Handler(receiver: self)) }
+                self.lock.withLock { self.connectionsOpened += 1 }
+                return channel.pipeline.configureHTTPServerPipeline().flatMap { channel.pipeline.addHandler(Handler(receiver: self)) }
             }
             .bind(host: "127.0.0.1", port: 0).wait()
     }
@@ -263,8 +269,9 @@ final class HookReceiver: @unchecked Sendable {
             case .end:
                 let status = receiver.received(Request(headers: headers, body: body))
                 var head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: status))
-                head.headers.add(name: "Content-Length", value: "0")
+                head.headers.add(name: "Content-Length", value: "3")
                 context.write(wrapOutboundOut(.head(head)), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: "ok\n")))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }
         }

@@ -10,7 +10,7 @@ its arrival at the receiver), whether every event arrived once and in order, and
 With --no-hook the same load runs without a hook (the A/B for the commands' latency). With --down
 S the receiver answers 503 for the first S seconds: what was refused arrives once it is back.
 """
-import argparse, http.client, http.server, json, os, socket, subprocess, sys, tempfile, threading, time
+import argparse, http.client, http.server, json, multiprocessing, os, socket, subprocess, sys, tempfile, threading, time
 from datetime import datetime
 
 
@@ -37,22 +37,35 @@ class Receiver(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     arrivals = []  # (arrival time, event id, event time)
     lock = threading.Lock()
-    down_until = 0.0
+    count = None  # shared with the bench: how many arrived
+    down_until = None  # shared: refuse (503) until then
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        status = 503 if time.time() < Receiver.down_until else 200
+        status = 503 if time.time() < Receiver.down_until.value else 200
         if status == 200:
             event = json.loads(body)
             at = datetime.fromisoformat(event["at"].replace("Z", "+00:00")).timestamp()
             with Receiver.lock:
                 Receiver.arrivals.append((time.time(), event["id"], at))
+                Receiver.count.value += 1
         self.send_response(status)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
     def log_message(self, *args):
         pass
+
+
+def receive(port, count, down_until, results):
+    """The receiver, in a process of its own: the bench's client threads do not hold its GIL."""
+    Receiver.count, Receiver.down_until = count, down_until
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
+    port.send(server.server_address[1])
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    results.recv()  # asked for what arrived
+    with Receiver.lock:
+        results.send(list(Receiver.arrivals))
 
 
 def main():
@@ -106,12 +119,15 @@ def main():
         setup = http.client.HTTPConnection("127.0.0.1", web)
         status, made = post(setup, "!job add bench target", "#bench")
         job = made["events"][0]["job"]
-        receiver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Receiver)
-        threading.Thread(target=receiver.serve_forever, daemon=True).start()
+        count, down_until = multiprocessing.Value("i", 0), multiprocessing.Value("d", time.time() + 3600)
+        (port_in, port_out), (results, results_child) = multiprocessing.Pipe(), multiprocessing.Pipe()
+        receiver = multiprocessing.Process(target=receive, args=(port_out, count, down_until, results_child), daemon=True)
+        receiver.start()
+        receiver_port = port_in.recv()
         if not args.no_hook:
-            status, hooked = post(setup, f"!hook add #bench http://127.0.0.1:{receiver.server_address[1]}/in")
+            status, hooked = post(setup, f"!hook add #bench http://127.0.0.1:{receiver_port}/in")
             assert status == 200, hooked
-        Receiver.down_until = time.time() + args.down
+        down_until.value = time.time() + args.down
 
         per_client = args.rate * args.seconds // args.clients
         interval = args.clients / args.rate
@@ -143,18 +159,15 @@ def main():
         expected = set(ids)
         if not args.no_hook:
             deadline = time.time() + 60 + args.down
-            while time.time() < deadline:
-                with Receiver.lock:
-                    if len({a[1] for a in Receiver.arrivals} & expected) >= len(expected):
-                        break
+            while time.time() < deadline and count.value < len(expected):
                 time.sleep(0.1)
         cpu = cpu_seconds(server.pid) - cpu0
         print(f"commands: {len(latencies)} in {load:.1f} s ({len(latencies) / load:.0f}/s), "
               f"request → answer p50 {percentile(latencies, .5) * 1000:.2f} ms, p99 {percentile(latencies, .99) * 1000:.2f} ms")
         print(f"chorusd CPU: {cpu:.2f} s ({cpu / max(1, len(latencies)) * 1e6:.0f} µs a command)")
         if not args.no_hook:
-            with Receiver.lock:
-                arrivals = [a for a in Receiver.arrivals if a[1] in expected]
+            results.send("done")
+            arrivals = [a for a in results.recv() if a[1] in expected]
             got = [a[1] for a in arrivals]
             delays = [a[0] - a[2] for a in arrivals]
             print(f"delivered: {len(set(got))} of {len(expected)} events, {len(got) - len(set(got))} twice, "

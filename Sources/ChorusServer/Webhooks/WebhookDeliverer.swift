@@ -139,13 +139,14 @@ final class WebhookDeliverer: Sendable {
         }
     }
 
-    /// Batch after batch while they come full, for at most `holding`: the next pass goes on.
+    /// Batch after batch while events come (those committed while one batch was sent make the
+    /// next), for at most `holding`: the next pass goes on.
     /// How far the hook got is written once a batch (with its last delivery, for `!hook log`),
     /// so a crash may send again what its last batch had sent; `X-Chorus-Event-Id` tells.
     private func deliverClaimed(_ id: Int64) async throws {
         // As it stands now that it is ours: another process may have moved it on.
         guard var hook = try await db({ try $0.webhook(id) }) else { return }
-        var client: HTTPClient?
+        var client: KeptClient?
         var roomName = hook.room
         let began = Date()
         while Date().timeIntervalSince(began) < Self.holding {
@@ -163,23 +164,13 @@ final class WebhookDeliverer: Sendable {
                 }
                 roomName = try await db { try $0.roomName(room) } ?? room
             }
-            var position = after
-            var delivered: WebhookAttempt?
-            var failed: WebhookAttempt?
-            for event in events {
-                guard hook.wants(event.type), !event.isDirectOnly,
-                      Audience(event).includes(account: Account.key(hook.createdBy), isManager: true) else {
-                    position = event.id  // not the hook's: passed over
-                    continue
-                }
-                let attempt = await post(event, roomName: roomName, hook: hook, client: client!)
-                guard attempt.delivered else {
-                    failed = attempt
-                    break
-                }
-                position = event.id
-                delivered = attempt
-            }
+            let (wording, name) = (self.wording, roomName)
+            let passage = try await OrderedPosts.send(events, to: hook, client: client!.client, on: client!.loop, timeout: Self.timeout) { event in
+                var body: [UInt8] = []
+                WebAPI.apiEvent(event, roomName: name, wording: wording).write(to: &body)
+                return body
+            }.get()
+            let (position, delivered, failed) = (passage.position, passage.delivered, passage.failed)
             if position != after {
                 let reached = position
                 let done = delivered ?? WebhookAttempt(hook: id, event: reached, type: "", at: Date(), status: nil, error: nil, milliseconds: 0)
@@ -191,17 +182,17 @@ final class WebhookDeliverer: Sendable {
                 try await note(hook, failed: failed)
                 return
             }
-            if events.count < Self.batch { return }
         }
     }
 
     /// A hook's client, kept across passes (its connection stays open for the next events) and
     /// made anew, its host resolved and checked again, once `resolveEvery` has passed.
-    private func client(for hook: Webhook) async throws -> HTTPClient {
-        if let kept = clients.withLockedValue({ $0[hook.id] }), kept.url == hook.url, kept.until > Date() { return kept.client }
-        let fresh = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await OutboundTarget(hook.url, allowPrivate: allowPrivate, timeout: Self.timeout).configuration)
+    private func client(for hook: Webhook) async throws -> KeptClient {
+        if let kept = clients.withLockedValue({ $0[hook.id] }), kept.url == hook.url, kept.until > Date() { return kept }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try await OutboundTarget(hook.url, allowPrivate: allowPrivate, timeout: Self.timeout).configuration)
+        let fresh = KeptClient(client: client, loop: client.eventLoopGroup.next(), url: hook.url, until: Date().addingTimeInterval(Self.resolveEvery))
         let old = clients.withLockedValue { kept in
-            defer { kept[hook.id] = KeptClient(client: fresh, url: hook.url, until: Date().addingTimeInterval(Self.resolveEvery)) }
+            defer { kept[hook.id] = fresh }
             return kept[hook.id]
         }
         try? await old?.client.shutdown()
@@ -210,6 +201,8 @@ final class WebhookDeliverer: Sendable {
 
     private struct KeptClient {
         let client: HTTPClient
+        /// Where the hook's requests run, one after another (`OrderedPosts`).
+        let loop: EventLoop
         let url: String
         let until: Date
     }
@@ -220,44 +213,9 @@ final class WebhookDeliverer: Sendable {
     /// How long one process goes on with a hook before it lets the next pass (or process) have it.
     static let holding: TimeInterval = 5
 
-    /// One event, POSTed: the attempt, delivered (a 2xx in time) or not.
-    private func post(_ event: Event, roomName: String, hook: Webhook, client: HTTPClient) async -> WebhookAttempt {
-        var body: [UInt8] = []
-        WebAPI.apiEvent(event, roomName: roomName, wording: wording).write(to: &body)
-        let started = Date()
-        var request = HTTPClientRequest(url: hook.url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.headers.add(name: "User-Agent", value: "Chorus-Webhook")
-        request.headers.add(name: "X-Chorus-Hook", value: String(hook.id))
-        request.headers.add(name: "X-Chorus-Event", value: event.type)
-        request.headers.add(name: "X-Chorus-Event-Id", value: String(event.id))
-        request.headers.add(name: "X-Chorus-Signature", value: Webhook.signature(of: body, at: started, secret: hook.secret))
-        request.body = .bytes(ByteBuffer(bytes: body))
-        var attempt = WebhookAttempt(hook: hook.id, event: event.id, type: event.type, at: started, status: nil, error: nil, milliseconds: 0)
-        do {
-            let response = try await client.execute(request, timeout: Self.timeout)
-            attempt.status = Int(response.status.code)
-            _ = try? await response.body.collect(upTo: 64 * 1024)
-            if !attempt.delivered { attempt.error = "HTTP \(response.status.code)" }
-        } catch {
-            attempt.error = Self.describe(error)
-        }
-        attempt.milliseconds = Self.milliseconds(since: started)
-        return attempt
-    }
-
     /// A failed attempt: counted, and the next one put off (`Webhook.backoff`).
     private func note(_ hook: Webhook, failed: WebhookAttempt) async throws {
         let next = Date().addingTimeInterval(Webhook.backoff(after: hook.failures + 1, base: retryBase))
         try await db { try $0.noteWebhookAttempt(failed, position: hook.deliveredThrough, nextAttempt: next) }
-    }
-
-    private static func milliseconds(since start: Date) -> Int { Int(Date().timeIntervalSince(start) * 1000) }
-
-    private static func describe(_ error: any Error) -> String {
-        if let client = error as? HTTPClientError { return "\(client)" }
-        if let io = error as? IOError { return io.description }
-        return "\(error)"
     }
 }
