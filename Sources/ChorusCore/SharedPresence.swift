@@ -150,3 +150,16 @@ public protocol SharedPresence: Sendable {
     /// has been silent since; nil once it left or was given up.
     func lastHeartbeat(of node: String) throws -> (at: Int64, silent: TimeInterval)?
 }
+
+/// What several processes on one database share beside the team's state: the log of lines and
+/// presence, and who is connected where. Whoever opens a shared store (chorusd, a test) gives it to
+/// the server at start; a store of one process (SQLite) has none, and nothing of it runs.
+public struct ClusterLink: Sendable {
+    public let log: any SharedLog
+    public let presence: any SharedPresence
+
+    public init(log: any SharedLog, presence: any SharedPresence) {
+        self.log = log
+        self.presence = presence
+    }
+}

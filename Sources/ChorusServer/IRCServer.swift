@@ -123,6 +123,8 @@ public final class IRCServer: @unchecked Sendable {
     var clusterFeed: ClusterFeed?
     /// Who is connected to the other processes, and this process's place among them; nil with a
     /// store of one process's own (SQLite).
+    /// Other processes on the same database, if any: given at start (`init`).
+    let cluster: ClusterLink?
     let sharedPresence: (any SharedPresence)?
     var remote: RemotePresence
     /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
@@ -133,7 +135,9 @@ public final class IRCServer: @unchecked Sendable {
     var presenceUnsure = false
     var dueWatch: RepeatedTask?
 
-    public init(config: ServerConfig, store: any ChorusStorage,
+    /// `cluster`: the shared log and presence when other processes share the database (nil: this
+    /// process is the server).
+    public init(config: ServerConfig, store: any ChorusStorage, cluster: ClusterLink? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus"),
                 newSecret: @escaping @Sendable () -> String = { AccountToken.newSecret() }) {
         self.config = config
@@ -148,9 +152,10 @@ public final class IRCServer: @unchecked Sendable {
             store: store,
             settings: .init(timeZone: config.timeZone, reminderInterval: config.reminderInterval,
                             serviceNick: config.serviceNick, serviceSource: "\(config.serviceNick)!bot@\(config.serverName)"),
-            wording: wording, connected: connected, now: now, logger: logger)
+            wording: wording, connected: connected, sharedWithOthers: cluster != nil, now: now, logger: logger)
         self.newSecret = newSecret
-        self.sharedPresence = store as? any SharedPresence
+        self.cluster = cluster
+        self.sharedPresence = cluster?.presence
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()
@@ -228,7 +233,7 @@ public final class IRCServer: @unchecked Sendable {
             self?.checkLiveness()
         }
         // Other processes on the same database: their lines and users reach the clients here.
-        if let log = store as? any SharedLog { try startCluster(log) }
+        if let cluster { try startCluster(cluster.log) }
         // Reminders whose time passed while the server was down fire once, now.
         workspace.reckonDue()
         // A renewed certificate (Let's Encrypt) is picked up without a restart.
@@ -244,7 +249,7 @@ public final class IRCServer: @unchecked Sendable {
         }
         deletionWatch = watchForDeletedAccounts()
         let webhooks = WebhookDeliverer(store: store, wording: wording, allowPrivate: config.webhooksToPrivate, retryBase: config.webhookRetry,
-                                        shared: store is any SharedLog, logger: logger)
+                                        shared: cluster != nil, logger: logger)
         webhooks.start()
         try loop.submit { self.webhooks = webhooks }.wait()
     }

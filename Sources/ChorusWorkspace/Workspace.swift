@@ -75,11 +75,14 @@ public final class Workspace: @unchecked Sendable {
     /// could not deliver.
     let connected: ConnectedAccounts?
 
+    /// `sharedWithOthers`: other processes write the same database (what comes due is taken by
+    /// whichever process first looks).
     public init(store: any ChorusStorage, settings: Settings, wording: any EventWording, connected: ConnectedAccounts? = nil,
+                sharedWithOthers: Bool = false,
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus.workspace")) {
         self.store = store
         self.connected = connected
-        self.othersWrite = store is any SharedLog
+        self.othersWrite = sharedWithOthers
         self.settings = settings
         self.wording = wording
         self.now = now

@@ -146,7 +146,9 @@ struct Serve: AsyncParsableCommand {
                 logger.warning("max-database-size applies to the SQLite store only: PostgreSQL's size is not capped here")
             }
         }
-        let server = IRCServer(config: settings, store: store, logger: logger)
+        // PostgreSQL is shared by every node on it: the server is given its log and presence.
+        let cluster = (store as? PostgresStore).map { ClusterLink(log: $0, presence: $0) }
+        let server = IRCServer(config: settings, store: store, cluster: cluster, logger: logger)
         do {
             try server.start()
         } catch {

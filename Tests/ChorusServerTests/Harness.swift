@@ -57,7 +57,7 @@ final class TestServer {
         logger.logLevel = .warning
         let store = try TestStore.at(folder: storeFolder ?? config.dataDirectory)
         self.store = store
-        server = IRCServer(config: config, store: store, now: now, logger: logger,
+        server = IRCServer(config: config, store: store, cluster: TestStore.cluster(of: store), now: now, logger: logger,
                            newSecret: newSecret)
         try server.start()
     }

@@ -23,6 +23,11 @@ public enum TestStore {
         return try postgres(schema: schemaName(folder: folder))
     }
 
+    /// What a server on `store` shares with other processes: PostgreSQL's log and presence.
+    public static func cluster(of store: any ChorusStorage) -> ClusterLink? {
+        (store as? PostgresStore).map { ClusterLink(log: $0, presence: $0) }
+    }
+
     /// The PostgreSQL URL of the store `at(folder:)` opens for `folder`, for a `chorusd` process of
     /// the test's to share it.
     public static func postgresURL(folder: String) throws -> String {

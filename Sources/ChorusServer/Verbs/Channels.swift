@@ -57,7 +57,7 @@ extension IRCServer {
             let firstComer = !madeElsewhere && !room.members.contains(where: { room.isOp($0) })
                 && !remote.members(of: roomKey).contains { $0.rooms[roomKey]?.contains("o") == true }
             arrive(client, in: room, firstComer: firstComer, reply: reply)
-        } else if let shared = store as? any SharedLog {
+        } else if let shared = cluster?.log {
             // Another process may have made it since this one last heard, or make it at this moment:
             // the database says which one made it.
             let made = Room(name: roomName, createdAt: now())

@@ -24,7 +24,7 @@ extension IRCServer {
         guard config.historyReplayLines > 0, room.hasHistory, !client.caps.contains(.chathistory), replay != .none else { return }
         let key = room.key, limit = config.historyReplayLines, reader = room.historyReader(for: client)
         let account = replay == .unseen ? client.account?.key : nil
-        let log = store as? any SharedLog
+        let log = cluster?.log
         // Lines said from now on reach the client after the replay, not in the middle of it. The
         // read sees exactly this process's lines before the join: the writer runs in order, and
         // later lines are written after this read.

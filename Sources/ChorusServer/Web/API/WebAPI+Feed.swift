@@ -49,7 +49,7 @@ extension WebAPI {
         }
         let store = server.store
         let scan = limit * 2 + 16  // events the caller may not hear are passed over
-        let shared = store is any SharedLog
+        let shared = server.cluster != nil
         return server.background { () -> ([Event], [Int64]) in
             let found = try store.events(after: after, rooms: member, account: caller.key, limit: scan)
             // Several processes take ids as they go and commit in another order: the ids of all
