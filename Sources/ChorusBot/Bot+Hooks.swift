@@ -98,7 +98,8 @@ extension Bot {
             throw UsageError("\"\(text.prefix(80))\" is not a URL such as https://example.org/hooks/chorus")
         }
         guard scheme == "https" || (scheme == "http" && allowed) else {
-            throw UsageError("A webhook's URL starts with https:// (plain http is for receivers on a private network, which this server does not allow)")
+            throw UsageError(allowed ? "A webhook's URL starts with https:// or, for a receiver on a private network, http://"
+                                     : "A webhook's URL starts with https:// (plain http is for receivers on a private network, which this server does not allow)")
         }
         guard !allowed else { return }
         if AddressRanges.isPrivateHost(host) {

@@ -55,12 +55,13 @@ final class WebApplication {
         case .found(let handler, let parameters):
             return handler(request.matched(parameters))
         case .wrongMethod(let allowed):
-            let names = allowed.map(\.rawValue).joined(separator: ", ")
+            let names = allowed.map(\.rawValue)
+            let spoken = names.count > 1 ? names.dropLast().joined(separator: ", ") + " and " + names.last! : names.joined()
             var response = inAPI
                 ? api.errorResponse(APIError(.methodNotAllowed, "METHOD_NOT_ALLOWED",
-                                             allowed.contains(.GET) ? "\(request.path) is read with GET." : "\(request.path) takes a \(names)."))
-                : .text(.methodNotAllowed, "\(request.path.prefix(200)) is served to \(names) only.")
-            response.headers.add(name: "Allow", value: names)
+                                             allowed.contains(.GET) ? "\(request.path) is read with GET." : "\(request.path) takes a \(spoken)."))
+                : .text(.methodNotAllowed, "\(request.path.prefix(200)) answers \(spoken) only.")
+            response.headers.add(name: "Allow", value: names.joined(separator: ", "))
             return loop.makeSucceededFuture(response)
         case .notFound:
             return loop.makeSucceededFuture(inAPI
