@@ -10,10 +10,11 @@ import NIOPosix
 /// Delivers rooms' webhooks (`Webhook`): each hook's events after its position, in order, one
 /// POST each, signed; a failure is tried again later (`Webhook.backoff`) before anything after it,
 /// so a receiver that was down gets every event, in order, once it is back. The events table is
-/// the outbox and the hook's position is stored with each delivery, so a restart or, with several
+/// the outbox and the hook's position is stored with each batch, so a restart or, with several
 /// processes, another one (a hook is leased to one at a time) carries on where it stopped.
 ///
 /// Runs on tasks of its own, beside the Workspace: a slow or dead receiver never slows a command.
+/// A batch's POSTs run on the hook's own event loop, one from the answer to the last (`OrderedPosts`).
 /// The store is synchronous (a PostgreSQL store's calls wait for a task of its own to lend them a
 /// connection), so its calls run on NIO's thread pool, never on the tasks' few threads.
 final class WebhookDeliverer: Sendable {
@@ -182,6 +183,9 @@ final class WebhookDeliverer: Sendable {
                 try await note(hook, failed: failed)
                 return
             }
+            // What comes meanwhile makes the next batch: a batch of one event a turn would write
+            // the hook's position as often as events come.
+            if events.count < Self.batch { try? await Task.sleep(for: Self.gathering) }
         }
     }
 
@@ -212,6 +216,8 @@ final class WebhookDeliverer: Sendable {
 
     /// How long one process goes on with a hook before it lets the next pass (or process) have it.
     static let holding: TimeInterval = 5
+    /// How long a batch that was not full waits before the next is read.
+    static let gathering: Duration = .milliseconds(20)
 
     /// A failed attempt: counted, and the next one put off (`Webhook.backoff`).
     private func note(_ hook: Webhook, failed: WebhookAttempt) async throws {
