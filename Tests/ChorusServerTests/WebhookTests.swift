@@ -19,6 +19,10 @@ final class WebhookTests: XCTestCase {
         let server = try TestServer { $0.webhooksToPrivate = true }
         let ann = try manager(of: "#kitchen", on: server)
         let secret = try addHook(ann, "!hook add #kitchen http://127.0.0.1:\(receiver.port)/in job")
+        // With private receivers allowed, the refusal of another scheme names http:// too.
+        ann.send("PRIVMSG Chorus :!hook add #kitchen ftp://127.0.0.1/in")
+        let refusal = try ann.expect("ftp refused") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("A webhook's URL") == true }
+        XCTAssertEqual(refusal.params.last, "A webhook's URL starts with https:// or, for a receiver on a private network, http://")
         ann.send("PRIVMSG #kitchen :!chore add dishes every day among ann")
         try ann.expect("the chore") { $0.command == "NOTICE" && $0.params.last?.contains("added the chore") == true }
         for title in ["Fix the sink", "Buy bulbs", "Call the landlord"] {

@@ -58,16 +58,12 @@ final class WebAPI {
         router.post("/api/v1/commands", asCaller(command))
         router.get("/api/v1/events", asCaller(events))
         router.get("/api/v1/jobs", asCaller(jobs))
-        router.get("/api/v1/jobs/:id", asCaller { [unowned self] caller, request in
-            try job(caller, request, id: try Self.number(request, "A job is named by its number: /api/v1/jobs/7."))
-        })
+        router.get("/api/v1/jobs/:id", asCaller(numbered(job, "A job is named by its number: /api/v1/jobs/7.")))
         router.get("/api/v1/chores", asCaller(chores))
         router.get("/api/v1/lists", asCaller(lists))
         router.get("/api/v1/agenda", asCaller(agenda))
         router.get("/api/v1/requests", asCaller(requests))
-        router.get("/api/v1/requests/:id", asCaller { [unowned self] caller, request in
-            try serviceRequest(caller, request, id: try Self.number(request, "A request is named by its number: /api/v1/requests/3."))
-        })
+        router.get("/api/v1/requests/:id", asCaller(numbered(serviceRequest, "A request is named by its number: /api/v1/requests/3.")))
         router.get("/api/v1/contractors/:name", asCaller { [unowned self] caller, request in
             let name = request.parameters["name"].flatMap { $0.removingPercentEncoding } ?? ""
             guard !name.isEmpty else { throw APIError(.notFound, "NOT_FOUND", "A contractor is named by account: /api/v1/contractors/bob.") }
@@ -92,10 +88,14 @@ final class WebAPI {
         }
     }
 
-    /// The path's `id`, a number above zero, or 404 saying how the thing is named.
-    private static func number(_ request: WebRequest, _ naming: String) throws -> Int64 {
-        guard let id = request.parameters["id"].flatMap({ Int64($0) }), id > 0 else { throw APIError(.notFound, "NOT_FOUND", naming) }
-        return id
+    /// A route of one thing by the path's `id`, a number above zero; any other is 404 saying how
+    /// the thing is named.
+    private func numbered(_ route: @escaping (Caller, WebRequest, Int64) throws -> EventLoopFuture<WebResponse>,
+                          _ naming: String) -> (Caller, WebRequest) throws -> EventLoopFuture<WebResponse> {
+        { caller, request in
+            guard let id = request.parameters["id"].flatMap({ Int64($0) }), id > 0 else { throw APIError(.notFound, "NOT_FOUND", naming) }
+            return try route(caller, request, id)
+        }
     }
 
     // MARK: Who asks
