@@ -45,7 +45,10 @@ let package = Package(
         // SQLite through GRDB.
         .target(
             name: "ChorusStore",
-            dependencies: ["ChorusCore", "ChorusSQL", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: [
+                "ChorusCore", "ChorusSQL", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]
         ),
         // PostgreSQL through postgres-nio: the same store protocols, for several nodes on one database.
         .target(

@@ -58,13 +58,12 @@ public enum StoredForm {
         out.append(quote)
         // Most strings need no escape: one pass over the bytes, then a plain copy (over the
         // string's own buffer: walking its UTF-8 view a byte at a time was a twentieth of a feed).
-        var text = text
-        let plain = text.withUTF8 { bytes -> Bool in
+        let plain = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
             guard !bytes.contains(where: { $0 == quote || $0 == backslash || $0 < 0x20 }) else { return false }
             out.append(contentsOf: bytes)
             return true
         }
-        if !plain {
+        if plain != true {
             let hex = Array("0123456789abcdef".utf8)
             for byte in text.utf8 {
                 switch byte {
@@ -86,15 +85,13 @@ public enum StoredForm {
     /// A list of strings as `json(_:)` writes it.
     public static func strings(_ text: String) -> [String] {
         if text == "[]" { return [] }
-        var reader = FlatJSON(text)
-        return reader.list() ?? decodeList([String].self, text)
+        return FlatJSON.list(text) ?? decodeList([String].self, text)
     }
 
     /// An object of strings as `json(_:)` writes it.
     public static func fields(_ text: String) -> [String: String] {
         if text == "{}" { return [:] }
-        var reader = FlatJSON(text)
-        return reader.object() ?? decode([String: String].self, text) ?? [:]
+        return FlatJSON.object(text) ?? decode([String: String].self, text) ?? [:]
     }
 
     /// Appends `text` as a JSON string.
@@ -127,15 +124,41 @@ public enum StoredForm {
     public static func lines(_ text: String) -> [String] { text.isEmpty ? [] : text.split(separator: "\n").map(String.init) }
 }
 
-/// A reader of JSON that is one flat list or object of strings; nil for anything else.
+/// A reader of JSON that is one flat list or object of strings; nil for anything else. It reads
+/// the text where it is: a copy of each event's fields was an allocation a row of a feed.
 public struct FlatJSON {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var at = 0
 
-    public init(_ text: String) { bytes = Array(text.utf8) }
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    public mutating func list() -> [String]? {
+    public static func list(_ text: String) -> [String]? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var reader = FlatJSON(bytes)
+            return reader.list()
+        }
+    }
+
+    public static func object(_ text: String) -> [String: String]? {
+        var text = text
+        return text.withUTF8 { object(in: $0) }
+    }
+
+    public static func object(_ bytes: some Collection<UInt8>) -> [String: String]? {
+        bytes.withContiguousStorageIfAvailable(object(in:)) ?? object(in: Array(bytes))
+    }
+
+    private static func object(in bytes: [UInt8]) -> [String: String]? {
+        bytes.withUnsafeBufferPointer(object(in:))
+    }
+
+    private static func object(in bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
+        var reader = FlatJSON(bytes)
+        return reader.object()
+    }
+
+    private mutating func list() -> [String]? {
         guard take(UInt8(ascii: "[")) else { return nil }
         var items: [String] = []
         if take(UInt8(ascii: "]")) { return end() ? items : nil }
@@ -146,9 +169,10 @@ public struct FlatJSON {
         return take(UInt8(ascii: "]")) && end() ? items : nil
     }
 
-    public mutating func object() -> [String: String]? {
+    private mutating func object() -> [String: String]? {
         guard take(UInt8(ascii: "{")) else { return nil }
-        var fields: [String: String] = [:]
+        // Room for an event's usual few fields: growing the table from empty was a twentieth of a feed.
+        var fields: [String: String] = Dictionary(minimumCapacity: 8)
         if take(UInt8(ascii: "}")) { return end() ? fields : nil }
         repeat {
             guard let key = string(), take(UInt8(ascii: ":")), let value = string() else { return nil }
@@ -182,7 +206,7 @@ public struct FlatJSON {
         guard at < bytes.count else { return nil }
         if bytes[at] == UInt8(ascii: "\"") {
             defer { at += 1 }
-            return String(decoding: bytes[start..<at], as: UTF8.self)
+            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<at]), as: UTF8.self)
         }
         var out = Array(bytes[start..<at])
         var pendingHigh: UInt32?

@@ -2,6 +2,7 @@ import ChorusCore
 import ChorusSQL
 import Foundation
 import GRDB
+import GRDBSQLite
 
 /// In this module `SQL` is ChorusSQL's statement, not GRDB's type of that name.
 typealias SQL = ChorusSQL.SQL
@@ -13,16 +14,23 @@ struct SQLiteConnection: SQLConnection {
     var dialect: SQLDialect { .sqlite }
 
     func rows(_ sql: SQL) throws -> [any SQLRow] {
-        let statement = try db.cachedStatement(sql: sql.questionMarked)
-        let columns = SQLiteRow.columns(of: statement)
-        return try Row.fetchAll(statement, arguments: Self.arguments(sql)).map { SQLiteRow(row: $0, columns: columns) }
+        var rows: [any SQLRow] = []
+        try eachLiveRow(sql) { rows.append(SQLiteRow(copying: $0)) }
+        return rows
     }
 
     func eachRow(_ sql: SQL, _ body: (any SQLRow) throws -> Void) throws {
+        try eachLiveRow(sql, body)
+    }
+
+    /// Each row read where the statement stands, as SQLite stored it: GRDB's `Row` would make a
+    /// `DatabaseValue` of each column (its text measured with `strlen`, then copied) to be read
+    /// again here.
+    private func eachLiveRow(_ sql: SQL, _ body: (SQLiteLiveRow) throws -> Void) throws {
         let statement = try db.cachedStatement(sql: sql.questionMarked)
-        let columns = SQLiteRow.columns(of: statement)
-        let rows = try Row.fetchCursor(statement, arguments: Self.arguments(sql))
-        while let row = try rows.next() { try body(SQLiteRow(row: row, columns: columns)) }
+        let row = SQLiteLiveRow(statement: statement.sqliteStatement, columns: statement.columnNames)
+        let cursor = try Row.fetchCursor(statement, arguments: Self.arguments(sql))
+        while try cursor.next() != nil { try body(row) }
     }
 
     @discardableResult
@@ -59,30 +67,35 @@ struct SQLiteConnection: SQLConnection {
     }
 }
 
-/// A GRDB row, read by column name. The name is found among the statement's few column names,
-/// read once per statement and compared as they are: GRDB's own lookup lowercases the name and
-/// hashes it each time, six times a row for the thousand contractors a posting reads.
-struct SQLiteRow: SQLRow {
-    let row: Row
-    let columns: [String]
+/// A column's value as SQLite stored it.
+enum SQLiteValue {
+    case null, integer(Int64), real(Double), text(String), blob(Data)
+}
 
-    static func columns(of statement: Statement) -> [String] { statement.columnNames }
+/// A row read by column name. The name is found among the statement's few column names, read once
+/// per statement and compared as they are: GRDB's own lookup lowercases the name and hashes it
+/// each time, six times a row for the thousand contractors a posting reads.
+protocol SQLiteValues: SQLRow {
+    var columns: [String] { get }
+    func value(at index: Int) -> SQLiteValue
+}
 
-    private func at(_ column: String) -> Int? { columns.firstIndex(of: column) }
-
-    /// The value as SQLite stored it. GRDB's typed subscript decodes through a context it builds
-    /// for its error messages (a third of the time serving an event feed), and its untyped one
-    /// answers an existential that each read must cast: the stored form is read as it is.
-    private func value(_ column: String) -> DatabaseValue.Storage {
-        guard let i = at(column) else { return (row[column] as DatabaseValue?)?.storage ?? .null }
-        return row[row.index(row.startIndex, offsetBy: i)].1.storage
+extension SQLiteValues {
+    private func value(_ column: String) -> SQLiteValue {
+        // Lengths first: most names differ in length, and comparing those is a load, not a call.
+        let length = column.utf8.count
+        guard let i = columns.firstIndex(where: { $0.utf8.count == length && $0 == column })
+            ?? columns.firstIndex(where: { $0.lowercased() == column.lowercased() }) else {
+            return .null
+        }
+        return value(at: i)
     }
 
     func int64(_ column: String) throws -> Int64? {
         switch value(column) {
         case .null: return nil
-        case .int64(let n): return n
-        case .double(let d): return Int64(exactly: d)
+        case .integer(let n): return n
+        case .real(let d): return Int64(exactly: d)
         case let other: throw SQLReadError(description: "column \(column) is not an integer: \(other)")
         }
     }
@@ -90,7 +103,7 @@ struct SQLiteRow: SQLRow {
     func string(_ column: String) throws -> String? {
         switch value(column) {
         case .null: return nil
-        case .string(let text): return text
+        case .text(let text): return text
         case let other: throw SQLReadError(description: "column \(column) is not text: \(other)")
         }
     }
@@ -108,11 +121,48 @@ struct SQLiteRow: SQLRow {
     func double(_ column: String) throws -> Double? {
         switch value(column) {
         case .null: return nil
-        case .double(let d): return d
-        case .int64(let n): return Double(n)
+        case .real(let d): return d
+        case .integer(let n): return Double(n)
         case let other: throw SQLReadError(description: "column \(column) is not a number: \(other)")
         }
     }
+}
+
+/// The row a statement stands on, valid until it steps again.
+struct SQLiteLiveRow: SQLiteValues {
+    let statement: SQLiteStatement
+    let columns: [String]
+
+    func value(at index: Int) -> SQLiteValue {
+        let i = Int32(index)
+        switch sqlite3_column_type(statement, i) {
+        case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, i))
+        case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, i))
+        case SQLITE_TEXT:
+            // The length first: the text is then read once, not measured with `strlen` as well.
+            let count = Int(sqlite3_column_bytes(statement, i))
+            guard let text = sqlite3_column_text(statement, i) else { return .text("") }
+            return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
+        case SQLITE_BLOB:
+            let count = Int(sqlite3_column_bytes(statement, i))
+            guard let bytes = sqlite3_column_blob(statement, i) else { return .blob(Data()) }
+            return .blob(Data(bytes: bytes, count: count))
+        default: return .null
+        }
+    }
+}
+
+/// A row kept after the statement has gone on (`rows`).
+struct SQLiteRow: SQLiteValues {
+    let columns: [String]
+    let values: [SQLiteValue]
+
+    init(copying row: SQLiteLiveRow) {
+        columns = row.columns
+        values = row.columns.indices.map(row.value(at:))
+    }
+
+    func value(at index: Int) -> SQLiteValue { values[index] }
 }
 
 extension SQLiteStore: SQLDatabase {

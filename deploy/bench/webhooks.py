@@ -158,7 +158,9 @@ def main():
         load = time.time() - began
         expected = set(ids)
         if not args.no_hook:
-            deadline = time.time() + 60 + args.down
+            # A refused hook is tried again after a doubling pause of at most an hour, so its first
+            # try after the receiver is back can come up to one such pause later.
+            deadline = down_until.value + min(3_600, args.down) + 60
             while time.time() < deadline and count.value < len(expected):
                 time.sleep(0.1)
         cpu = cpu_seconds(server.pid) - cpu0
@@ -172,6 +174,9 @@ def main():
             delays = [a[0] - a[2] for a in arrivals]
             print(f"delivered: {len(set(got))} of {len(expected)} events, {len(got) - len(set(got))} twice, "
                   f"in order: {got == sorted(got)}")
+            if args.down:
+                back = max((a[0] for a in arrivals), default=down_until.value) - down_until.value
+                print(f"receiver down {args.down:.0f} s: the last event arrived {back:.1f} s after it was back")
             print(f"delivery latency p50 {percentile(delays, .5) * 1000:.1f} ms, p99 {percentile(delays, .99) * 1000:.1f} ms, "
                   f"max {max(delays, default=0) * 1000:.1f} ms")
     finally:

@@ -48,7 +48,10 @@ extension WebAPI {
             if membership.role == .manager { managed.insert(room.key) }
         }
         let store = server.store
-        let scan = limit * 2 + 16  // events the caller may not hear are passed over
+        // A few more than the page, for events the caller may not hear; where many are passed over
+        // the page comes back short with `more` set. (Twice the page read each row of a catch-up
+        // twice, half of them thrown away.)
+        let scan = limit + 16
         let shared = server.cluster != nil
         return server.background { () -> ([Event], [Int64]) in
             let found = try store.events(after: after, rooms: member, account: caller.key, limit: scan)

@@ -73,27 +73,27 @@ struct APIFailure: Encodable {
 
 extension APIEvent {
     func write(to out: inout [UInt8]) {
-        out += Array(#"{"actor":"#.utf8)
+        out.append(contentsOf: #"{"actor":"#.utf8)
         StoredForm.writeJSON(actor, to: &out)
-        out += Array(#","at":"#.utf8)
+        out.append(contentsOf: #","at":"#.utf8)
         StoredForm.writeJSON(at, to: &out)
-        out += Array(#","concerns":["#.utf8)
+        out.append(contentsOf: #","concerns":["#.utf8)
         for (i, name) in concerns.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             StoredForm.writeJSON(name, to: &out)
         }
-        out += Array(#"],"data":{"#.utf8)
+        out.append(contentsOf: #"],"data":{"#.utf8)
         for (i, field) in data.sorted(by: { $0.key < $1.key }).enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             StoredForm.writeJSON(field.key, to: &out)
             out.append(UInt8(ascii: ":"))
             StoredForm.writeJSON(field.value, to: &out)
         }
-        out += Array(#"},"id":\#(id),"job":\#(job.map(String.init) ?? "null"),"room":"#.utf8)
-        if let room { StoredForm.writeJSON(room, to: &out) } else { out += Array("null".utf8) }
-        out += Array(#","text":"#.utf8)
+        out.append(contentsOf: #"},"id":\#(id),"job":\#(job.map(String.init) ?? "null"),"room":"#.utf8)
+        if let room { StoredForm.writeJSON(room, to: &out) } else { out.append(contentsOf: "null".utf8) }
+        out.append(contentsOf: #","text":"#.utf8)
         StoredForm.writeJSON(text, to: &out)
-        out += Array(#","type":"#.utf8)
+        out.append(contentsOf: #","type":"#.utf8)
         StoredForm.writeJSON(type, to: &out)
         out.append(UInt8(ascii: "}"))
     }
@@ -113,7 +113,7 @@ extension APIFeed {
         var out = Array(#"{"events":"#.utf8)
         out.reserveCapacity(events.count * 256 + 64)
         APIEvent.write(events, to: &out)
-        out += Array(#","more":\#(more),"next":\#(next)}"#.utf8)
+        out.append(contentsOf: #","more":\#(more),"next":\#(next)}"#.utf8)
         return out
     }
 }
@@ -122,12 +122,12 @@ extension APICommandOutcome {
     var json: [UInt8] {
         var out = Array(#"{"events":"#.utf8)
         APIEvent.write(events, to: &out)
-        out += Array(#","replies":["#.utf8)
+        out.append(contentsOf: #","replies":["#.utf8)
         for (i, reply) in replies.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             StoredForm.writeJSON(reply, to: &out)
         }
-        out += Array("]}".utf8)
+        out.append(contentsOf: "]}".utf8)
         return out
     }
 }

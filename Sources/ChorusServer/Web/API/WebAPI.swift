@@ -182,8 +182,7 @@ final class WebAPI {
     private func command(_ caller: Caller, _ request: WebRequest) throws -> EventLoopFuture<WebResponse> {
         // A command is a flat object of strings: read without JSONDecoder, which is for telling
         // what is wrong with any other body.
-        var flat = FlatJSON(request.body.map { Array($0.readableBytesView) } ?? [])
-        let asked = try flat.object().flatMap { fields in fields["text"].map { APICommand(text: $0, room: fields["room"]) } }
+        let asked = try request.body.flatMap({ FlatJSON.object($0.readableBytesView) }).flatMap { fields in fields["text"].map { APICommand(text: $0, room: fields["room"]) } }
             ?? decode(APICommand.self, request.body)
         let text = asked.text.trimmingCharacters(in: .whitespaces)
         guard text.hasPrefix("!"), text.count > 1 else {
@@ -237,8 +236,10 @@ final class WebAPI {
     }
 
     func json(_ status: HTTPResponseStatus, bytes: [UInt8]) -> WebResponse {
-        var body = ByteBuffer(bytes: bytes)
-        body.writeString("\n")
+        // Room for the line's end too: a page of the feed is not copied twice to add it.
+        var body = ByteBufferAllocator().buffer(capacity: bytes.count + 1)
+        body.writeBytes(bytes)
+        body.writeInteger(UInt8(ascii: "\n"))
         var response = WebResponse(status: status, body: body)
         response.headers.add(name: "Content-Type", value: "application/json")
         response.headers.add(name: "Cache-Control", value: "no-store")
