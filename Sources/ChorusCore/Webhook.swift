@@ -45,6 +45,11 @@ public struct Webhook: Equatable, Sendable {
         types.isEmpty || types.contains { $0 == type || type.hasPrefix($0 + ".") }
     }
 
+    /// Whether the event goes to this hook: its type, and what the hook's maker may hear of the room.
+    public func takes(_ event: Event) -> Bool {
+        wants(event.type) && !event.isDirectOnly && Audience(event).includes(account: Account.key(createdBy), isManager: true)
+    }
+
     /// `X-Chorus-Signature`: `t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, the Stripe
     /// style, so a receiver can refuse a replayed delivery by its age.
     public static func signature(of body: [UInt8], at time: Date, secret: String) -> String {

@@ -54,13 +54,17 @@ extension SQLWebhookStore {
 
     public func noteWebhookAttempt(_ attempt: WebhookAttempt, position: Int64, nextAttempt: Date?) throws {
         try writing { c in
-            if attempt.delivered || attempt.status == nil && attempt.error == nil {
+            if attempt.delivered {
                 try c.run("""
                     UPDATE webhooks
                     SET delivered_through = \(position), failures = 0, next_attempt = NULL, last_error = NULL,
                       failing_since = NULL
                     WHERE id = \(attempt.hook)
                     """)
+            } else if attempt.status == nil && attempt.error == nil {
+                // Passed over (not of the hook's types): further on, but a failing hook stays failing,
+                // its next try as far off as its failures say.
+                try c.run("UPDATE webhooks SET delivered_through = \(position) WHERE id = \(attempt.hook)")
             } else {
                 try c.run("""
                     UPDATE webhooks

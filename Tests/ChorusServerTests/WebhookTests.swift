@@ -111,8 +111,10 @@ final class WebhookTests: XCTestCase {
 
         // A name is resolved and checked before each delivery: this machine's own name is refused.
         let host = ProcessInfo.processInfo.hostName
-        ann.send("PRIVMSG Chorus :!hook add #kitchen https://\(host):1/x")
+        ann.send("PRIVMSG Chorus :!hook add #kitchen https://\(host):1/x job")
         try ann.expect("added") { $0.command == "NOTICE" && $0.params.last?.hasPrefix("Webhook 2 of #kitchen") == true }
+        ann.send("PRIVMSG #kitchen :!chore add dishes every day among ann")
+        try ann.expect("the chore") { $0.command == "NOTICE" && $0.params.last?.contains("added the chore") == true }
         ann.send("PRIVMSG #kitchen :!job add Probe")
         try ann.expect("Probe") { $0.command == "NOTICE" && $0.params.last?.contains("Probe") == true }
         var failure = ""
@@ -121,6 +123,12 @@ final class WebhookTests: XCTestCase {
             failure = (try server.server.store.webhook(2)?.lastError) ?? ""
         }
         XCTAssertTrue(failure.hasPrefix("refused: \(host) is this machine or a private network") || failure.hasPrefix("cannot resolve"), failure)
+        // The failed attempt names the event it was for: the job's, not the chore's before it.
+        ann.send("PRIVMSG Chorus :!hook log 2")
+        let heading = try ann.expectLines("the log", count: 1)[0]
+        let kept = try XCTUnwrap(Int(heading.drop { $0 != "(" }.dropFirst().prefix { $0.isNumber }), heading)
+        let log = try ann.expectLines("the attempts", count: kept)
+        XCTAssertTrue(!log.isEmpty && log.allSatisfy { $0.contains("job.created") }, "\(log)")
     }
 
     func testTenHooksARoomAndOnlyItsManagersSeeThem() throws {

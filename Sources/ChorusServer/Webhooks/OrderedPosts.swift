@@ -51,13 +51,8 @@ final class OrderedPosts: @unchecked Sendable {
         passage = Passage(position: hook.deliveredThrough)
     }
 
-    /// Whether the event goes to this hook: its type, and what the hook's maker may hear of the room.
-    private func wanted(_ event: Event) -> Bool {
-        hook.wants(event.type) && !event.isDirectOnly && Audience(event).includes(account: Account.key(hook.createdBy), isManager: true)
-    }
-
     private func step() {
-        while next < events.count, !wanted(events[next]) {
+        while next < events.count, !hook.takes(events[next]) {
             passage.position = events[next].id  // not the hook's: passed over
             next += 1
         }

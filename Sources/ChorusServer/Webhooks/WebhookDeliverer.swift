@@ -154,7 +154,14 @@ final class WebhookDeliverer: Sendable {
             let after = hook.deliveredThrough, room = hook.room, horizon = Date().addingTimeInterval(-settling)
             // The settled ones only, up to the first that is not: the position never passes an event.
             let events = Array(try await db { try $0.events(inRoom: room, after: after, limit: Self.batch) }.prefix { $0.at <= horizon })
-            guard let first = events.first else { return }
+            guard let last = events.last else { return }
+            guard let first = events.first(where: hook.takes) else {
+                // None of them is the hook's: passed over, no request made.
+                let passed = WebhookAttempt(hook: id, event: last.id, type: "", at: Date(), status: nil, error: nil, milliseconds: 0)
+                try await db { try $0.noteWebhookAttempt(passed, position: last.id, nextAttempt: nil) }
+                hook.deliveredThrough = last.id
+                continue
+            }
             if client == nil {
                 do {
                     client = try await self.client(for: hook)
@@ -168,7 +175,7 @@ final class WebhookDeliverer: Sendable {
             let (wording, name) = (self.wording, roomName)
             let passage = try await OrderedPosts.send(events, to: hook, client: client!.client, on: client!.loop, timeout: Self.timeout) { event in
                 var body: [UInt8] = []
-                WebAPI.apiEvent(event, roomName: name, wording: wording).write(to: &body)
+                APIEvent.write(event, room: name, text: wording.sentence(event, roomName: name), to: &body)
                 return body
             }.get()
             let (position, delivered, failed) = (passage.position, passage.delivered, passage.failed)
@@ -177,7 +184,7 @@ final class WebhookDeliverer: Sendable {
                 let done = delivered ?? WebhookAttempt(hook: id, event: reached, type: "", at: Date(), status: nil, error: nil, milliseconds: 0)
                 try await db { try $0.noteWebhookAttempt(done, position: reached, nextAttempt: nil) }
                 hook.deliveredThrough = reached
-                hook.failures = 0
+                if delivered != nil { hook.failures = 0 }
             }
             if let failed {
                 try await note(hook, failed: failed)

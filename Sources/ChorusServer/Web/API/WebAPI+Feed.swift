@@ -30,7 +30,7 @@ extension WebAPI {
                     self.keep(waiter)
                     return
                 }
-                waiter.promise.succeed(self.json(.ok, bytes: APIFeed(events: page.events.map(self.apiEvent), next: page.next, more: page.more).json))
+                waiter.promise.succeed(self.json(.ok, bytes: APIFeed(events: page.events, next: page.next, more: page.more, described: self.described).json))
             }
         }
     }

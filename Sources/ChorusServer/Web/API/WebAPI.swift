@@ -204,13 +204,12 @@ final class WebAPI {
         server.flushHistory()
         server.workspace.run(BotLine(text, invocation, newSecret: server.newSecret, links: server.reportLinks)) { promise.succeed($0) }
         return promise.futureResult.flatMapThrowing { outcome in
-            let events = outcome.events.map(self.apiEvent)
             guard !outcome.refused else {
                 var error = APIError(.unprocessableEntity, outcome.code ?? "REFUSED", outcome.replies.first ?? "The command was refused.")
                 error.replies = outcome.replies
                 throw error
             }
-            return self.json(.ok, bytes: APICommandOutcome(replies: outcome.replies, events: events).json)
+            return self.json(.ok, bytes: APICommandOutcome(replies: outcome.replies, events: outcome.events, described: self.described).json)
         }
     }
 
@@ -218,7 +217,14 @@ final class WebAPI {
 
     /// An event as the API writes it, on the loop.
     func apiEvent(_ event: Event) -> APIEvent {
-        Self.apiEvent(event, roomName: event.room.map { server.rooms[$0]?.name ?? $0 }, wording: server.wording)
+        let (room, _) = described(event)
+        return Self.apiEvent(event, roomName: room, wording: server.wording)
+    }
+
+    /// An event's room by its name, and the sentence people read for it.
+    func described(_ event: Event) -> (room: String?, text: String) {
+        let room = event.room.map { server.rooms[$0]?.name ?? $0 }
+        return (room, server.wording.sentence(event, roomName: room))
     }
 
     static func apiEvent(_ event: Event, roomName: String?, wording: IRCEventWording) -> APIEvent {
