@@ -232,7 +232,8 @@ extension Bot {
         let (jobs, total) = try board.list(in: query.room?.key, filter: filter, by: inv.account)
         let place = query.room?.name ?? "your personal list"
         guard !jobs.isEmpty else {
-            return Outcome(replies: [total == 0 ? "No jobs match in \(place)." : "No jobs on page \(query.page) (\(total) in all)."])
+            guard total == 0 else { return Outcome(replies: ["No jobs on page \(query.page) (\(total) in all)."]) }
+            return Outcome(replies: ["No jobs match in \(place)." + (Self.statusHint(filter.text).map { " " + $0 } ?? "")])
         }
         let t = text(inv)
         var lines = ["Jobs in \(place), newest first (\(filter.offset + 1)-\(filter.offset + jobs.count) of \(total)):"]
@@ -308,6 +309,24 @@ extension Bot {
         }
         if !words.isEmpty { filter.text = words.joined(separator: " ") }
         return (room, filter, page)
+    }
+
+    /// Words are searched for in titles; a newcomer's `!jobs done` means a status, and is told so
+    /// when nothing matched.
+    static func statusHint(_ text: String?) -> String? {
+        guard let text, !text.contains(" ") else { return nil }
+        let status: String
+        switch text.lowercased() {
+        case "done", "completed", "finished", "closed": status = "completed"
+        case "open", "todo", "pending": status = "open"
+        case "cancelled", "canceled": status = "cancelled"
+        case "started", "doing", "in-progress", "inprogress": status = "in-progress"
+        case "assigned": status = "assigned"
+        case "created", "new": status = "created"
+        case "all", "every", "any": return "(\"\(text)\" was searched for in titles: !jobs alone lists jobs of every status)"
+        default: return nil
+        }
+        return "(\"\(text)\" was searched for in titles: for \(status) jobs, !jobs status:\(status))"
     }
 
     /// A day (`today`, `fri`, `2026-12-01`) or `week` as [start, end).

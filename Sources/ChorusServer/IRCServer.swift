@@ -121,11 +121,11 @@ public final class IRCServer: @unchecked Sendable {
     var fileHost: String? { reportLinks.map { $0.base + WebRequests.photoPath } }
     /// What other processes on the same database commit (a PostgreSQL store), delivered here.
     var clusterFeed: ClusterFeed?
-    /// Who is connected to the other processes, and this process's place among them; nil with a
-    /// store of one process's own (SQLite).
     /// Other processes on the same database, if any: given at start (`init`).
     let cluster: ClusterLink?
-    let sharedPresence: (any SharedPresence)?
+    /// Who is connected to the other processes, and this process's place among them; nil with a
+    /// store of one process's own (SQLite).
+    var sharedPresence: (any SharedPresence)? { cluster?.presence }
     var remote: RemotePresence
     /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
     var published: [ObjectIdentifier: PresenceRecord] = [:]
@@ -155,7 +155,6 @@ public final class IRCServer: @unchecked Sendable {
             wording: wording, connected: connected, sharedWithOthers: cluster != nil, now: now, logger: logger)
         self.newSecret = newSecret
         self.cluster = cluster
-        self.sharedPresence = cluster?.presence
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()

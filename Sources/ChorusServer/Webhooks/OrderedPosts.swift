@@ -23,6 +23,8 @@ final class OrderedPosts: @unchecked Sendable {
     private let body: (Event) -> [UInt8]
     private let client: HTTPClient
     private let timeout: TimeAmount
+    /// The hook's URL, read once a batch.
+    private let url: URL?
     private let loop: EventLoop
     private let done: EventLoopPromise<Passage>
     private var passage: Passage
@@ -43,6 +45,7 @@ final class OrderedPosts: @unchecked Sendable {
                  _ body: @escaping (Event) -> [UInt8]) {
         self.events = events
         self.hook = hook
+        url = URL(string: hook.url)
         self.body = body
         self.client = client
         self.timeout = timeout
@@ -86,7 +89,8 @@ final class OrderedPosts: @unchecked Sendable {
         headers.add(name: "X-Chorus-Signature", value: Webhook.signature(of: bytes, at: started, secret: hook.secret))
         let answer: EventLoopFuture<Int>
         do {
-            let request = try HTTPClient.Request(url: hook.url, method: .POST, headers: headers, body: .bytes(bytes))
+            guard let url else { throw HTTPClientError.invalidURL }
+            let request = try HTTPClient.Request(url: url, method: .POST, headers: headers, body: .bytes(bytes))
             answer = client.execute(request: request, delegate: StatusOnly(), eventLoop: .delegate(on: loop),
                                     deadline: .now() + timeout).futureResult
         } catch {
