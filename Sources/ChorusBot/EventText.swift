@@ -96,7 +96,7 @@ public struct EventText: Sendable {
         case EventType.turnDue:
             return "Your turn: \(d["chore"] ?? "?") in \(e.room.map(roomName) ?? "?") is due now (\(dueText(d["due"]) ?? "?")). !done \(d["chore"] ?? "") when it is"
         case EventType.turnOverdue:
-            if e.isDirectOnly {
+            if e.reach == .concerned {
                 return "Reminder: \(d["chore"] ?? "?") in \(e.room.map(roomName) ?? "?") is overdue since \(dueText(d["due"]) ?? "?"). !done \(d["chore"] ?? "") or !skip \(d["chore"] ?? "")"
             }
             return "\(d["chore"] ?? "?") is overdue: \(d["turn"] ?? "?")'s turn, due \(dueText(d["due"]) ?? "?")"

@@ -365,7 +365,7 @@ public struct ChoreBoard: Sendable {
             var batch: [Event] = []
             let since = ISO8601DateFormatter().string(from: chore.due)
             batch.append(Event(type: first ? EventType.turnDue : EventType.turnOverdue, room: chore.room, job: nil, actor: "Chorus",
-                               data: ["chore": chore.name, "turn": whose, "due": since, "direct": "yes"], at: t, concerns: [whose]))
+                               data: ["chore": chore.name, "turn": whose, "due": since], at: t, concerns: [whose], reach: .concerned))
             if !first && !chore.roomToldOverdue {
                 batch.append(Event(type: EventType.turnOverdue, room: chore.room, job: nil, actor: "Chorus",
                                    data: ["chore": chore.name, "turn": whose, "due": since], at: t))

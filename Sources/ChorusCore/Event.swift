@@ -18,12 +18,22 @@ public struct Event: Equatable, Sendable {
     /// nil: every member of the room may see it. Otherwise only managers and these accounts
     /// (a room whose visibility is `own`).
     public var audience: [String]?
+    /// Whom it reaches: the room (as its audience allows) and those it concerns, or those it
+    /// concerns only.
+    public var reach: Reach
 
-    /// Events for the people concerned only (reminders), never shown to the room.
-    public var isDirectOnly: Bool { data["direct"] == "yes" }
+    /// Whom an event reaches, decided where it is made and stored with it.
+    public enum Reach: String, Sendable {
+        /// The room's line (an event with no room: its actor), and those it concerns told directly.
+        case room
+        /// Those it concerns only (a reminder, a request's news, someone's own time), never the room.
+        case concerned
+    }
 
     public init(id: Int64 = 0, type: String, room: String?, job: Int64?, actor: String,
-                data: [String: String] = [:], at: Date, concerns: [String] = [], audience: [String]? = nil) {
+                data: [String: String] = [:], at: Date, concerns: [String] = [], audience: [String]? = nil,
+                reach: Reach = .room) {
+        self.reach = reach
         self.id = id
         self.type = type
         self.room = room

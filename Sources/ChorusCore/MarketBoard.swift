@@ -83,10 +83,8 @@ public struct MarketBoard: Sendable {
         data["description"] = description
         var events = [event(EventType.requestPosted, request, by: customer, data: data, concerns: matched)]
         // The market rooms' copy is the room's to hear, not a direct line.
-        var heard = data
-        heard["direct"] = nil
         for room in try store.marketRooms() {
-            events.append(Event(type: EventType.requestPosted, room: room, job: nil, actor: customer, data: heard, at: now()))
+            events.append(Event(type: EventType.requestPosted, room: room, job: nil, actor: customer, data: data, at: now()))
         }
         return (request, try store.insertEvents(events), matched.count)
     }
@@ -450,8 +448,7 @@ public struct MarketBoard: Sendable {
     private func facts(of r: ServiceRequest) -> [String: String] { Self.facts(of: r) }
 
     private static func facts(of r: ServiceRequest) -> [String: String] {
-        var data = ["request": String(r.id), "customer": r.customer, "category": r.category, "status": r.status.rawValue,
-                    "direct": "yes"]
+        var data = ["request": String(r.id), "customer": r.customer, "category": r.category, "status": r.status.rawValue]
         if let contractor = r.contractor { data["contractor"] = contractor }
         if let budget = r.budget { data["budget"] = Market.money(budget) }
         if let place = r.place { data["at"] = place }
@@ -470,7 +467,7 @@ public struct MarketBoard: Sendable {
         for c in concerns where seen.insert(Account.key(c)).inserted {
             told.append(c)
         }
-        return Event(type: type, room: nil, job: nil, actor: actor, data: data, at: now(), concerns: told)
+        return Event(type: type, room: nil, job: nil, actor: actor, data: data, at: now(), concerns: told, reach: .concerned)
     }
 
     private func record(_ type: String, _ r: ServiceRequest, by actor: String, data: [String: String], concerns: [String]) throws -> Event {

@@ -205,7 +205,7 @@ public struct TimeBoard: Sendable {
         try store.setTimerLimit(minutes, of: actor)
         // An event, stored and told to nobody, so the scheduler looks again at what comes due.
         let event = Event(type: EventType.timeLimit, room: nil, job: nil, actor: actor,
-                          data: ["minutes": String(minutes ?? TimeRules.defaultLimitMinutes), "direct": "yes"], at: now())
+                          data: ["minutes": String(minutes ?? TimeRules.defaultLimitMinutes)], at: now(), reach: .concerned)
         return try store.insertEvents([event])[0]
     }
 
@@ -281,7 +281,7 @@ public struct TimeBoard: Sendable {
         try store.setPlanReminders(on, of: actor, from: now())
         // Stored and told to nobody, so the scheduler looks again at what comes due.
         let event = Event(type: EventType.timePlanReminders, room: nil, job: nil, actor: actor,
-                          data: ["on": on ? "yes" : "no", "direct": "yes"], at: now())
+                          data: ["on": on ? "yes" : "no"], at: now(), reach: .concerned)
         return try store.insertEvents([event])[0]
     }
 
@@ -303,8 +303,8 @@ public struct TimeBoard: Sendable {
             guard let (at, block, _) = started.last, try store.runningEntry(of: account) == nil else { continue }
             let clock = { (m: Int) in String(format: "%02d:%02d", m / 60, m % 60) }
             events.append(Event(type: EventType.timePlanned, room: nil, job: nil, actor: block.account,
-                                data: ["mode": block.mode, "from": clock(block.start), "to": clock(block.end), "direct": "yes"],
-                                at: at, concerns: [block.account]))
+                                data: ["mode": block.mode, "from": clock(block.start), "to": clock(block.end)],
+                                at: at, concerns: [block.account], reach: .concerned))
         }
         return events.isEmpty ? [] : try store.insertEvents(events)
     }
@@ -365,14 +365,14 @@ public struct TimeBoard: Sendable {
 
     /// An event of someone's own time: stored, told to nobody (the person has the command's answer).
     private func personal(_ type: String, _ e: TimeEntry) -> Event {
-        var data = ["entry": String(e.id), "mode": e.mode, "direct": "yes", "start": ISO8601DateFormatter().string(from: e.start)]
+        var data = ["entry": String(e.id), "mode": e.mode, "start": ISO8601DateFormatter().string(from: e.start)]
         if let end = e.end {
             data["end"] = ISO8601DateFormatter().string(from: end)
             data["minutes"] = String(Int(end.timeIntervalSince(e.start)) / 60)
         }
         // Not filed under the job: a job's activity shows time once logged, not someone's every start.
         if let job = e.job { data["job"] = String(job) }
-        return Event(type: type, room: nil, job: nil, actor: e.account, data: data, at: now())
+        return Event(type: type, room: nil, job: nil, actor: e.account, data: data, at: now(), reach: .concerned)
     }
 
     /// The events of an entry that has closed: the person's own, and, for time on a room's job, the

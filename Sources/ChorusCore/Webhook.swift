@@ -47,7 +47,7 @@ public struct Webhook: Equatable, Sendable {
 
     /// Whether the event goes to this hook: its type, and what the hook's maker may hear of the room.
     public func takes(_ event: Event) -> Bool {
-        wants(event.type) && !event.isDirectOnly && Audience(event).includes(account: Account.key(createdBy), isManager: true)
+        wants(event.type) && event.reach == .room && Audience(event).includes(account: Account.key(createdBy), isManager: true)
     }
 
     /// `X-Chorus-Signature`: `t=<unix time>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, the Stripe

@@ -39,8 +39,8 @@ extension PostgresLink: SQLConnection {
         let rows = events.enumerated().map { n, event in Self.eventRow(event, number: n) }.joined(separator: ", ")
         let ids = try query("""
             WITH changed AS (UPDATE \(raw: table) SET \(assignments) WHERE id = \(id)\(check.condition) RETURNING id)
-            \(raw: EventRows.insert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request
-            FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, n) ORDER BY e.n
+            \(raw: EventRows.insert) SELECT e.type, e.room, e.job, e.actor, e.data, e.at, e.concerns, e.audience, e.request, e.reach
+            FROM changed, (VALUES \(rows)) AS e(type, room, job, actor, data, at, concerns, audience, request, reach, n) ORDER BY e.n
             RETURNING id
             """).map { try $0.int64(0) as Int64 }.sorted()  // given in the order of the rows
         guard ids.count == events.count else { throw rowNotWritten(what, checked: check.checked) }
@@ -57,8 +57,8 @@ extension PostgresLink: SQLConnection {
         // a statement PostgreSQL plans faster than a join.
         let rows = try query(eventJob ? """
             WITH added AS (\(sql) RETURNING id)
-            \(raw: EventRows.insert) SELECT e.type, e.room, added.id, e.actor, e.data, e.at, e.concerns, e.audience, e.request
-            FROM added, (VALUES \(Self.eventRow(event))) AS e(type, room, job, actor, data, at, concerns, audience, request)
+            \(raw: EventRows.insert) SELECT e.type, e.room, added.id, e.actor, e.data, e.at, e.concerns, e.audience, e.request, e.reach
+            FROM added, (VALUES \(Self.eventRow(event))) AS e(type, room, job, actor, data, at, concerns, audience, request, reach)
             RETURNING id, (SELECT id FROM added)
             """ : """
             WITH added AS (\(sql) RETURNING id)
@@ -78,7 +78,7 @@ extension PostgresLink: SQLConnection {
         let place: SQL = number.map { ", \($0)::int" } ?? ""
         return """
             (\(v[0].sqlValue), \(v[1].sqlValue), \(v[2].sqlValue)::bigint, \(v[3].sqlValue), \(v[4].sqlValue), \(v[5].sqlValue)::bigint, \
-            \(v[6].sqlValue), \(v[7].sqlValue), \(v[8].sqlValue)::bigint\(place))
+            \(v[6].sqlValue), \(v[7].sqlValue), \(v[8].sqlValue)::bigint, \(v[9].sqlValue)\(place))
             """
     }
 }

@@ -375,7 +375,7 @@ public final class Workspace: @unchecked Sendable {
             let audience = Audience(event)
             var roomLine: HistoryEntry?
             var tags: [(String, String)]?
-            if let room = event.room, !event.isDirectOnly, let name = try tx.roomName(room) {
+            if let room = event.room, event.reach == .room, let name = try tx.roomName(room) {
                 let words = wording.roomLine(event, roomName: name)
                 tags = words.tags
                 let t = now()
@@ -389,7 +389,7 @@ public final class Workspace: @unchecked Sendable {
             // A personal job's event has no room to be heard in: its actor is told directly. An
             // event for the people it concerns only (a request's) is not told to its actor, who
             // has the command's answer.
-            let told = event.room == nil && !event.isDirectOnly ? event.concerns + [event.actor] : event.concerns
+            let told = event.room == nil && event.reach == .room ? event.concerns + [event.actor] : event.concerns
             var direct: [String] = []
             if told.count <= 16 {
                 for key in told.map(Account.key) where !direct.contains(key) { direct.append(key) }  // few: an array beats a set

@@ -58,7 +58,7 @@ final class MarketBoardTests: XCTestCase {
         XCTAssertEqual(told, 2)
         XCTAssertEqual(events[0].data["request"], String(r.id))
         XCTAssertEqual(events[0].data["customer"], "ann")
-        XCTAssertTrue(events[0].isDirectOnly, "told to those it concerns, not to a room")
+        XCTAssertEqual(events[0].reach, .concerned, "told to those it concerns, not to a room")
 
         let (_, elsewhere, _) = try post(place: "Harbour Road 3")
         XCTAssertEqual(elsewhere[0].concerns, ["cat"], "bob serves Elm Street only; cat serves everywhere")
@@ -78,7 +78,7 @@ final class MarketBoardTests: XCTestCase {
         let (_, events, _) = try post("gardening")
         XCTAssertEqual(events.count, 2)
         XCTAssertEqual(events[1].room, "#trades")
-        XCTAssertFalse(events[1].isDirectOnly, "the room hears it")
+        XCTAssertEqual(events[1].reach, .room, "the room hears it")
         XCTAssertTrue(events[1].concerns.isEmpty)
     }
 

@@ -47,7 +47,7 @@ final class TimeBoardTests: XCTestCase {
         XCTAssertEqual(stopped?.end, clock)
         XCTAssertEqual(try store.runningEntry(of: "ann")?.id, work.id, "one timer runs")
         XCTAssertEqual(events.map(\.type), [EventType.timeStopped, EventType.timeStarted])
-        XCTAssertTrue(events.allSatisfy { $0.isDirectOnly && $0.concerns.isEmpty && $0.room == nil }, "personal time is nobody else's")
+        XCTAssertTrue(events.allSatisfy { $0.reach == .concerned && $0.concerns.isEmpty && $0.room == nil }, "personal time is nobody else's")
         assertRefused(try time.start(.mode("sleep"), note: "", by: "ann"), "Unknown mode sleep: !modes lists yours, !mode add sleep makes it")
         XCTAssertEqual(try store.runningEntry(of: "ann")?.id, work.id, "a refused start stops nothing")
     }

@@ -104,10 +104,10 @@ extension WebAPI {
     /// The rule IRC delivers by: a room's line reaches its members as its audience allows, and
     /// those it concerns are told directly (the actor too, for an event with no room).
     private func hears(_ event: Event, caller: Caller, members: Set<String>, managed: Set<String>) -> Bool {
-        if let room = event.room, !event.isDirectOnly, members.contains(room),
+        if let room = event.room, event.reach == .room, members.contains(room),
            Audience(event).includes(account: caller.key, isManager: managed.contains(room)) { return true }
         if event.concerns.contains(where: { Account.key($0) == caller.key }) { return true }
-        return event.room == nil && !event.isDirectOnly && Account.key(event.actor) == caller.key
+        return event.room == nil && event.reach == .room && Account.key(event.actor) == caller.key
     }
 
     private func keep(_ waiter: FeedWaiter) {
