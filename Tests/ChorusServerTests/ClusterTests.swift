@@ -83,6 +83,26 @@ final class ClusterTests: XCTestCase {
         XCTAssertFalse(ben.drain(for: 0.5).contains { $0.params.last?.contains("completed job 1 ") == true })
     }
 
+    /// A command's `@nick` names whoever holds that nick on any node: ben is `benny` on node B,
+    /// and ann's `!job add … @benny` on node A gives the job to his account.
+    func testACommandsNickIsFoundOnAnotherNode() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        try n[1].server.reloadAccountKeys()
+        let ann = try n[0].connect(as: "ann")
+        try ann.join("#den")
+        let benny = try n[1].connect(as: "ben", nick: "benny")
+        try benny.join("#den")
+        try ann.expect("benny's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("benny!") == true }
+        ann.send("PRIVMSG #den :!job add Oil the gate @benny")
+        let made = try ann.expect("the job") { $0.command == "NOTICE" && $0.params.last?.contains("Oil the gate") == true }
+        XCTAssertEqual(made.params.last, "ann created job 1 “Oil the gate” for ben")
+        ann.send("PRIVMSG #den :!assign 1 @nobody")
+        let refused = try ann.expect("the refusal") { $0.command == "NOTICE" && $0.params.last?.contains("nobody") == true }
+        XCTAssertEqual(refused.params.last, "nobody is not a registered account")
+    }
+
     func testAPrivateLineReachesItsRecipientOnAnotherNode() throws {
         let n = try nodes(2)
         try n[0].addAccount("ann", "ann-password")

@@ -33,12 +33,13 @@ extension IRCServer {
         let key = Account.key(account)
         var myRooms: [String: String] = [:]
         for live in rooms.values where live.memberships[key] != nil { myRooms[live.key] = live.name }
-        // Only the nicks this line mentions, so a command costs nothing per connected client.
+        // Only the nicks this line mentions, so a command costs nothing per connected client; a nick
+        // held on another node names its account too.
         var online: [String: String] = [:]
         for word in text.split(separator: " ").prefix(16) {
             let nick = Names.fold(word.hasPrefix("@") || word.hasPrefix("assignee:") ?
                 String(word.drop(while: { $0 != "@" && $0 != ":" }).dropFirst()) : String(word))
-            if let a = registry.nicks[nick]?.account { online[nick] = a.name }
+            if let a = registry.nicks[nick]?.account?.name ?? remote.user(nick: nick)?.account { online[nick] = a }
         }
         online[Names.fold(nick)] = account
         var invocation = Invocation(account: account, nick: nick, room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,
