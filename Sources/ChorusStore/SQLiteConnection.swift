@@ -139,13 +139,14 @@ struct SQLiteLiveRow: SQLiteValues {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(statement, i))
         case SQLITE_FLOAT: return .real(sqlite3_column_double(statement, i))
         case SQLITE_TEXT:
-            // The length first: the text is then read once, not measured with `strlen` as well.
-            let count = Int(sqlite3_column_bytes(statement, i))
+            // The pointer, then the length SQLite keeps (in the order its documentation asks): the
+            // text is read once, not measured with `strlen` as well.
             guard let text = sqlite3_column_text(statement, i) else { return .text("") }
+            let count = Int(sqlite3_column_bytes(statement, i))
             return .text(String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self))
         case SQLITE_BLOB:
-            let count = Int(sqlite3_column_bytes(statement, i))
             guard let bytes = sqlite3_column_blob(statement, i) else { return .blob(Data()) }
+            let count = Int(sqlite3_column_bytes(statement, i))
             return .blob(Data(bytes: bytes, count: count))
         default: return .null
         }
