@@ -86,7 +86,7 @@ extension Migrations {
             CREATE INDEX push_subscriptions_account ON push_subscriptions(account)
             """),
         // Whom an event reaches (`Event.Reach`) as a column of its own, where it was a `direct`
-        // field among the event's particulars (and so in every bot's and hook's copy of them).
+        // field among the event's particulars (and so in the JSON API's copy of them).
         // The fields are written sorted and without spaces (`StoredForm.json`), so the pair is
         // taken out where it stands: after another, before another, or alone.
         Migration(28, "v28: whom an event reaches", both: """
