@@ -3,6 +3,7 @@ headless Chromium, and the `check` that counts results.
 
 Needs chromium, chromium-driver and python3-selenium (Debian's), which `.ci/run` installs.
 """
+import contextlib
 import os
 import shutil
 import socket
@@ -174,3 +175,36 @@ def report_failure(results, driver, error, screenshot):
             print("page log:", driver.find_element(By.ID, "log").get_attribute("textContent")[-600:], flush=True)
         except Exception:
             pass
+
+
+class Walk:
+    """A walk-through's browsers, and whatever else is to be closed at its end."""
+
+    def __init__(self):
+        self.browsers, self.closers = [], []
+
+    def browser(self, width=375, height=800):
+        driver = phone_browser(width, height)
+        self.browsers.append(driver)
+        return driver
+
+    def closing(self, thing):
+        self.closers.append(thing)
+        return thing
+
+
+@contextlib.contextmanager
+def walk_through(results, server, screenshot):
+    """A walk-through's steps: one that breaks is counted and shown with the first browser's page,
+    and the browsers, what else it opened and the server are closed whatever happens."""
+    walk = Walk()
+    try:
+        yield walk
+    except Exception as error:
+        report_failure(results, walk.browsers[0] if walk.browsers else None, error, screenshot)
+    finally:
+        for driver in walk.browsers:
+            driver.quit()
+        for thing in walk.closers:
+            thing.close()
+        server.finish(show_log=results.failed > 0)

@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, end_walk, phone_browser, report_failure, soon
+from harness import WAIT, IRCClient, Results, Server, end_walk, soon, walk_through
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-client.png"
@@ -26,9 +26,8 @@ def main():
     check = results.check
     server = Server(CHORUSD)
     plain, web = server.plain, server.web
-    driver = None
-    try:
-        driver = phone_browser()
+    with walk_through(results, server, SCREENSHOT) as walk:
+        driver = walk.browser()
         wait = WebDriverWait(driver, WAIT)
         driver.get(f"https://127.0.0.1:{web}/")
         check("the page loads with its login form", wait.until(ready.visibility_of_element_located((By.ID, "account"))))
@@ -105,12 +104,6 @@ def main():
         check("after a reload the private conversations are listed again, whoever is online", listed)
 
         end_walk(results, driver, SCREENSHOT)
-    except Exception as error:
-        report_failure(results, driver, error, SCREENSHOT)
-    finally:
-        if driver:
-            driver.quit()
-        server.finish(show_log=results.failed > 0)
     return results.summary()
 
 

@@ -24,7 +24,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, end_walk, phone_browser, report_failure, soon
+from harness import WAIT, IRCClient, Results, Server, end_walk, soon, walk_through
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-phone.png"
@@ -76,9 +76,8 @@ def main():
     check = results.check
     # Sam talks fast while the page joins: his burst is not taken for a flood.
     server = Server(CHORUSD, prefix="chorus-phone-", config="flood-burst = 400\n")
-    driver = None
-    try:
-        driver = phone_browser()
+    with walk_through(results, server, SCREENSHOT) as walk:
+        driver = walk.browser()
         wait = WebDriverWait(driver, WAIT)
         driver.get(f"https://127.0.0.1:{server.web}/")
         wait.until(ready.visibility_of_element_located((By.ID, "account")))
@@ -308,12 +307,6 @@ def main():
         check("W9 a login that could not be kept says so at once", said)
 
         end_walk(results, driver, SCREENSHOT)
-    except Exception as error:
-        report_failure(results, driver, error, SCREENSHOT)
-    finally:
-        if driver:
-            driver.quit()
-        server.finish(show_log=results.failed > 0)
     return results.summary()
 
 

@@ -33,7 +33,7 @@ from selenium.common.exceptions import ElementNotInteractableException, StaleEle
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, end_walk, phone_browser, report_failure, soon
+from harness import WAIT, IRCClient, Results, Server, end_walk, soon, walk_through
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-push.png"
@@ -162,10 +162,9 @@ def main():
     results = Results()
     check = results.check
     server = Server(CHORUSD, prefix="chorus-push-", config="push-to-private = on\n")
-    service = PushService()
-    driver = None
-    try:
-        driver = phone_browser()
+    with walk_through(results, server, SCREENSHOT) as walk:
+        service = walk.closing(PushService())
+        driver = walk.browser()
         origin = f"https://127.0.0.1:{server.web}"
         # The person taps "Allow" when the browser asks.
         driver.execute_cdp_cmd("Browser.grantPermissions", {"origin": origin, "permissions": ["notifications"]})
@@ -250,13 +249,6 @@ def main():
         check("an event's notification opens its room on the job's page", soon(wait, lambda d: d.find_element(By.ID, "title").text == "#flat"
               and f"Job {job}: Fix the tap" in view_text(d)), driver.find_element(By.ID, "title").text)
         end_walk(results, driver, SCREENSHOT)
-    except Exception as error:  # a step that timed out: counted, and the browser's last words shown
-        report_failure(results, driver, error, SCREENSHOT)
-    finally:
-        if driver:
-            driver.quit()
-        service.close()
-        server.finish(show_log=results.failed > 0)
     return results.summary()
 
 

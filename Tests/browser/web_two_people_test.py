@@ -17,7 +17,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, Results, Server, phone_browser, report_failure, soon
+from harness import WAIT, Results, Server, soon, walk_through
 from web_views_test import click_fresh, type_fresh, view_text
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
@@ -58,9 +58,8 @@ def main():
     results = Results()
     check = results.check
     server = Server(CHORUSD, prefix="chorus-two-")
-    alice = bob = None
-    try:
-        alice, bob = phone_browser(375, 800), phone_browser(1280, 800)
+    with walk_through(results, server, SCREENSHOT) as walk:
+        alice, bob = walk.browser(375, 800), walk.browser(1280, 800)
         bob_wait = register(bob, server, "bob", "bob-password-1")
         alice_wait = register(alice, server, "alice", "alice-password-1")
         enter(alice, alice_wait, "#flat")
@@ -113,13 +112,6 @@ def main():
         check("after the reload each of the job's events is in alice's chat once", set(cards.values()) == {1}, cards)
         alice.save_screenshot(SCREENSHOT.replace(".png", "-alice.png"))
         bob.save_screenshot(SCREENSHOT.replace(".png", "-bob.png"))
-    except Exception as error:
-        report_failure(results, alice, error, SCREENSHOT)
-    finally:
-        for driver in (alice, bob):
-            if driver:
-                driver.quit()
-        server.finish(show_log=results.failed > 0)
     return results.summary()
 
 
