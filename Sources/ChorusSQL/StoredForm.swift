@@ -132,30 +132,16 @@ public struct FlatJSON {
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
-    public static func list(_ text: String) -> [String]? {
-        var text = text
-        return text.withUTF8 { bytes in
-            var reader = FlatJSON(bytes)
-            return reader.list()
+    public static func list(_ text: String) -> [String]? { reading(text.utf8) { $0.list() } }
+    public static func object(_ text: String) -> [String: String]? { reading(text.utf8) { $0.object() } }
+    public static func object(_ bytes: some Collection<UInt8>) -> [String: String]? { reading(bytes) { $0.object() } }
+
+    private static func reading<T>(_ bytes: some Collection<UInt8>, _ read: (inout FlatJSON) -> T?) -> T? {
+        func over(_ buffer: UnsafeBufferPointer<UInt8>) -> T? {
+            var reader = FlatJSON(buffer)
+            return read(&reader)
         }
-    }
-
-    public static func object(_ text: String) -> [String: String]? {
-        var text = text
-        return text.withUTF8 { object(in: $0) }
-    }
-
-    public static func object(_ bytes: some Collection<UInt8>) -> [String: String]? {
-        bytes.withContiguousStorageIfAvailable(object(in:)) ?? object(in: Array(bytes))
-    }
-
-    private static func object(in bytes: [UInt8]) -> [String: String]? {
-        bytes.withUnsafeBufferPointer(object(in:))
-    }
-
-    private static func object(in bytes: UnsafeBufferPointer<UInt8>) -> [String: String]? {
-        var reader = FlatJSON(bytes)
-        return reader.object()
+        return bytes.withContiguousStorageIfAvailable(over) ?? Array(bytes).withUnsafeBufferPointer(over)
     }
 
     private mutating func list() -> [String]? {

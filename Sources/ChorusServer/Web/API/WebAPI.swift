@@ -215,12 +215,6 @@ final class WebAPI {
 
     // MARK: Answers
 
-    /// An event as the API writes it, on the loop.
-    func apiEvent(_ event: Event) -> APIEvent {
-        let (room, _) = described(event)
-        return Self.apiEvent(event, roomName: room, wording: server.wording)
-    }
-
     /// An event's room by its name, and the sentence people read for it.
     func described(_ event: Event) -> (room: String?, text: String) {
         let room = event.room.map { server.rooms[$0]?.name ?? $0 }
