@@ -26,29 +26,39 @@ struct APIScenario {
             return job
         }
         let perBot = commands / bots
-        var latencies = Latencies()
-        let lock = NSLock()
-        var failure: Error?
-        let cpu0 = bench.server.cpuTime()
+        let results = ScriptResults()
+        let eventsField = Array(#""events":"#.utf8)
+        // A thread each, all at once: concurrentPerform would run only as many as there are cores.
+        let clients = try (0..<bots).map { _ in try HTTPClient(port: port) }
+        let finished = DispatchGroup()
+        let cpu0 = bench.server.cpuTime(), own0 = CPUTime.ofThisProcess()
         let start = now()
-        DispatchQueue.concurrentPerform(iterations: bots) { i in
-            do {
-                let client = try HTTPClient(port: port)
-                var mine = Latencies()
-                for n in 0..<perBot {
-                    let sent = now()
-                    let answer = try client.post("/api/v1/commands", token: tokens[i], body: #"{"text": "!comment \#(jobs[i]) \#(n)"}"#)
-                    guard answer["events"] != nil else { throw BenchError("refused: \(answer)") }
-                    mine.add(nanos: now() - sent)
+        for i in 0..<bots {
+            finished.enter()
+            Thread.detachNewThread {
+                defer { finished.leave() }
+                do {
+                    var mine = Latencies()
+                    for n in 0..<perBot {
+                        let sent = now()
+                        let answer = try clients[i].postRaw("/api/v1/commands", token: tokens[i], body: #"{"text": "!comment \#(jobs[i]) \#(n)"}"#)
+                        // A command that made its event answers 200 with an "events" list.
+                        guard answer.status == 200, answer.body.firstRange(of: eventsField) != nil else {
+                            throw BenchError("refused: \(String(decoding: answer.body, as: UTF8.self))")
+                        }
+                        mine.add(nanos: now() - sent)
+                    }
+                    results.add(mine)
+                } catch {
+                    results.fail(error)
                 }
-                lock.withLock { latencies.merge(mine) }
-            } catch {
-                lock.withLock { failure = error }
             }
         }
+        finished.wait()
+        let (latencies, failure) = results.taken
         if let failure { throw failure }
         let seconds = Double(now() - start) / 1e9
-        let cpu1 = bench.server.cpuTime()
+        let cpu1 = bench.server.cpuTime(), own1 = CPUTime.ofThisProcess()
         var f = Figures()
         f.add("scripts", Double(bots), "", digits: 0)
         f.add("commands", Double(perBot * bots), "", digits: 0)
@@ -56,6 +66,7 @@ struct APIScenario {
         f.add("request → answer p50", latencies.percentile(0.5), "ms", digits: 3)
         f.add("request → answer p99", latencies.percentile(0.99), "ms", digits: 3)
         f.addCPU("server CPU per command", cpu1 - cpu0, per: Double(perBot * bots), scale: 1000, "ms")
+        f.addCPU("the scripts' CPU per command", own1 - own0, per: Double(perBot * bots), scale: 1000, "ms")
 
         // Catch-up: bot 0's feed from the start.
         let reader = try HTTPClient(port: port)
@@ -84,11 +95,25 @@ struct APIScenario {
     }
 }
 
-/// One keep-alive HTTP/1.1 connection, a request at a time, on a blocking socket (a thread each):
-/// enough for a few thousand requests a second from a handful of scripts.
+/// What the scripts' threads measured, and the first thing that went wrong.
+private final class ScriptResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var latencies = Latencies()
+    private var failure: Error?
+
+    func add(_ some: Latencies) { lock.withLock { latencies.merge(some) } }
+    func fail(_ error: Error) { lock.withLock { failure = failure ?? error } }
+    var taken: (Latencies, Error?) { lock.withLock { (latencies, failure) } }
+}
+
+/// One keep-alive HTTP/1.1 connection, a request at a time, on a blocking socket (a thread each).
+/// It works on bytes: the scripts share the machine with the server they measure, and a client
+/// that parsed every answer with Foundation cost as much CPU a command as chorusd did.
 final class HTTPClient {
     private let fd: Int32
+    /// What was received and not yet taken, from `start`.
     private var buffer: [UInt8] = []
+    private var start = 0
 
     init(port: Int) throws {
         guard let fd = loopbackSocket(port: port) else { throw BenchError("cannot connect to 127.0.0.1:\(port)") }
@@ -100,45 +125,103 @@ final class HTTPClient {
     deinit { close(fd) }
 
     func post(_ path: String, token: String, body: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(postRaw(path, token: token, body: body).body)) as? [String: Any] ?? [:]
+    }
+
+    func get(_ path: String, token: String) throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: Data(request("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n").body)) as? [String: Any] ?? [:]
+    }
+
+    /// The answer's status and body as they came.
+    func postRaw(_ path: String, token: String, body: String) throws -> (status: Int, body: ArraySlice<UInt8>) {
         try request("POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n"
                     + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
     }
 
-    func get(_ path: String, token: String) throws -> [String: Any] {
-        try request("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(token)\r\n\r\n")
-    }
-
-    private func request(_ text: String) throws -> [String: Any] {
-        let bytes = Array(text.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
-            guard n > 0 else { throw BenchError("send failed") }
-            sent += n
+    private func request(_ text: String) throws -> (status: Int, body: ArraySlice<UInt8>) {
+        if start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        var text = text
+        try text.withUTF8 { bytes in
+            var sent = 0
+            while sent < bytes.count {
+                let n = send(fd, bytes.baseAddress! + sent, bytes.count - sent, 0)
+                guard n > 0 else { throw BenchError("send failed") }
+                sent += n
+            }
         }
         // The head, then Content-Length bytes of body.
-        let separator: [UInt8] = Array("\r\n\r\n".utf8)
         var headEnd: Int?
+        var searched = start
         while headEnd == nil {
-            headEnd = buffer.firstRange(of: separator)?.upperBound
-            if headEnd == nil { try fill() }
+            headEnd = Self.end(ofHeadIn: buffer, from: searched)
+            if headEnd == nil {
+                searched = max(start, buffer.count - 3)
+                try fill()
+            }
         }
-        let head = String(decoding: buffer[..<headEnd!], as: UTF8.self)
-        guard let line = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") }),
-              let length = Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) else {
-            throw BenchError("no Content-Length in: \(head)")
+        let head = buffer[start..<headEnd!]
+        guard let status = Self.status(head), let length = Self.contentLength(head) else {
+            throw BenchError("not an HTTP answer with Content-Length: \(String(decoding: head, as: UTF8.self))")
         }
         while buffer.count < headEnd! + length { try fill() }
-        let body = Data(buffer[headEnd!..<(headEnd! + length)])
-        buffer.removeFirst(headEnd! + length)
-        return (try JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:]
+        let body = buffer[headEnd!..<(headEnd! + length)]
+        start = headEnd! + length
+        return (status, body)
     }
 
     private func fill() throws {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { throw BenchError("the server closed the connection") }
-        buffer += chunk[..<n]
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 65536) { chunk in
+            let n = recv(fd, chunk.baseAddress, chunk.count, 0)
+            guard n > 0 else { throw BenchError("the server closed the connection") }
+            buffer.append(contentsOf: chunk[..<n])
+        }
+    }
+
+    /// Where the body begins: just past the first CR LF CR LF at or after `from`.
+    private static func end(ofHeadIn bytes: [UInt8], from: Int) -> Int? {
+        var i = from
+        while i + 3 < bytes.count {
+            if bytes[i] == 13, bytes[i + 1] == 10, bytes[i + 2] == 13, bytes[i + 3] == 10 { return i + 4 }
+            i += 1
+        }
+        return nil
+    }
+
+    /// The status code of `HTTP/1.1 200 OK`.
+    private static func status(_ head: ArraySlice<UInt8>) -> Int? {
+        let digits = head.dropFirst(9).prefix(3)
+        guard digits.count == 3, digits.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 48) }
+    }
+
+    private static let lengthField = Array("\r\ncontent-length:".utf8)
+
+    /// The value of Content-Length, its name in any case.
+    private static func contentLength(_ head: ArraySlice<UInt8>) -> Int? {
+        let field = lengthField
+        var i = head.startIndex
+        while i + field.count <= head.endIndex {
+            var matches = true
+            for k in 0..<field.count where head[i + k] | 0x20 != field[k] | 0x20 {
+                matches = false
+                break
+            }
+            if matches {
+                var j = i + field.count, value = 0, digits = 0
+                while j < head.endIndex, head[j] == 32 { j += 1 }
+                while j < head.endIndex, (48...57).contains(head[j]) {
+                    value = value * 10 + Int(head[j] - 48)
+                    digits += 1
+                    j += 1
+                }
+                return digits > 0 ? value : nil
+            }
+            i += 1
+        }
+        return nil
     }
 }
 

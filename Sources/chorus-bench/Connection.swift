@@ -180,6 +180,14 @@ struct CPUTime {
     var total: Double { user + system }
 
     static func - (a: CPUTime, b: CPUTime) -> CPUTime { CPUTime(user: a.user - b.user, system: a.system - b.system) }
+
+    /// This process's own: what the benchmark's clients take from the machine it shares with the server.
+    static func ofThisProcess() -> CPUTime {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
+        return CPUTime(user: seconds(usage.ru_utime), system: seconds(usage.ru_stime))
+    }
 }
 
 /// Latency samples in microseconds; percentiles by sorting (scenarios keep at most a few million).
