@@ -233,7 +233,9 @@ extension Bot {
         let place = query.room?.name ?? "your personal list"
         guard !jobs.isEmpty else {
             guard total == 0 else { return Outcome(replies: ["No jobs on page \(query.page) (\(total) in all)."]) }
-            return Outcome(replies: ["No jobs match in \(place)." + (Self.statusHint(filter.text).map { " " + $0 } ?? "")])
+            // With a status asked for too, the word was meant as a search.
+            let hint = filter.statuses == nil ? Self.statusHint(filter.text) : nil
+            return Outcome(replies: ["No jobs match in \(place)." + (hint.map { " " + $0 } ?? "")])
         }
         let t = text(inv)
         var lines = ["Jobs in \(place), newest first (\(filter.offset + 1)-\(filter.offset + jobs.count) of \(total)):"]
@@ -329,7 +331,6 @@ extension Bot {
         return "(\"\(text)\" was searched for in titles: for \(status) jobs, !jobs status:\(status))"
     }
 
-    /// A day (`today`, `fri`, `2026-12-01`) or `week` as [start, end).
     /// A day (or week) that has passed, for `created:`: `wed` is the last Wednesday (today if it is
     /// one), `yesterday` is there, and `week` is the seven days up to today.
     static func pastRange(_ text: String, _ w: When, now: Date) -> (Date, Date)? {
@@ -352,6 +353,7 @@ extension Bot {
         }
     }
 
+    /// A day to come (`today`, `fri`, `2026-12-01`) or `week` as [start, end), for `due:`.
     static func range(_ text: String, _ w: When, now: Date) -> (Date, Date)? {
         var cal = Calendar(identifier: .gregorian)
         cal.timeZone = w.timeZone
