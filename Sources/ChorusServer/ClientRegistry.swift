@@ -14,8 +14,12 @@ struct ClientRegistry {
         self.connected = connected
     }
     private(set) var clients: [ObjectIdentifier: Client] = [:]
-    /// Registered clients by folded nick.
+    /// Registered clients by folded nick: the first connection under each.
     private(set) var nicks: [String: Client] = [:]
+    /// An account's further connections under the nick its first one holds (a phone beside a
+    /// laptop), by folded nick. They are one person to everyone else: one name in the rooms, and
+    /// every session hears what the person would.
+    private(set) var twins: [String: [Client]] = [:]
     /// Logged-in registered connections by account key: where an account's direct events go.
     private(set) var sessions: [String: [Client]] = [:]
     private(set) var whowas: [WhowasEntry] = []
@@ -40,6 +44,14 @@ struct ClientRegistry {
     }
 
     func client(nick: String) -> Client? { nicks[Names.fold(nick)] }
+    /// Every connection under `client`'s nick, the first one first: `client` alone unless its
+    /// account is connected more than once under it.
+    func sharing(_ client: Client) -> [Client] {
+        guard let more = twins[client.nickKey], let first = nicks[client.nickKey] else { return [client] }
+        return [first] + more
+    }
+    /// The connection that speaks for `client`'s nick to the rest of the network (presence, WHOIS).
+    func first(sharing client: Client) -> Client { nicks[client.nickKey] ?? client }
     func connections(ofAccount key: String) -> [Client] { sessions[key] ?? [] }
     func connections(fromIP ip: String) -> Int { connectionsPerIP[ip, default: 0] }
     var registeredCount: Int { nicks.count }
@@ -61,6 +73,13 @@ struct ClientRegistry {
         if let key = client.account?.key { startSession(client, key) }
     }
 
+    /// The client finished registering under the nick a connection of its own account holds.
+    mutating func register(_ client: Client, besides first: Client) {
+        unregisteredCount -= 1
+        twins[first.nickKey, default: []].append(client)
+        if let key = client.account?.key { startSession(client, key) }
+    }
+
     /// A registered client logged in.
     mutating func logIn(_ client: Client, account key: String) {
         startSession(client, key)
@@ -72,12 +91,19 @@ struct ClientRegistry {
     }
 
     /// A registered client takes a new nick; the old one goes to WHOWAS.
+    /// Every connection under the nick takes the new one.
     mutating func rename(_ client: Client, to nick: String, at time: Date) {
+        let group = sharing(client)
         remember(client, at: time)
         nicks.removeValue(forKey: client.nickKey)
-        client.nick = nick
-        client.nickKey = Names.fold(nick)
-        nicks[client.nickKey] = client
+        let more = twins.removeValue(forKey: client.nickKey)
+        let key = Names.fold(nick)
+        for connection in group {
+            connection.nick = nick
+            connection.nickKey = key
+        }
+        nicks[key] = group[0]
+        if let more { twins[key] = more }
     }
 
     /// The connection is gone; false if it was already forgotten. A registered client's nick goes to WHOWAS.
@@ -90,13 +116,19 @@ struct ClientRegistry {
         }
         setInvisible(client, false)
         setOper(client, false)
-        nicks.removeValue(forKey: client.nickKey)
+        if var more = twins[client.nickKey] {
+            // Another connection under the nick carries on; the first's place passes to the next.
+            if nicks[client.nickKey] === client { nicks[client.nickKey] = more.removeFirst() } else { more.removeAll { $0 === client } }
+            twins[client.nickKey] = more.isEmpty ? nil : more
+        } else {
+            nicks.removeValue(forKey: client.nickKey)
+        }
         if let key = client.account?.key {
             sessions[key]?.removeAll { $0 === client }
             if sessions[key]?.isEmpty == true { sessions[key] = nil }
             connected.disconnect(key)
         }
-        remember(client, at: time)
+        if nicks[client.nickKey] == nil { remember(client, at: time) }
         return true
     }
 

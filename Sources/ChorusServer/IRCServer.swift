@@ -407,7 +407,10 @@ public final class IRCServer: @unchecked Sendable {
 
     /// The connection is gone: forget the client and tell the rooms it was in.
     func connectionClosed(_ client: Client, reason: String) {
+        let sharedNick = client.registered && registry.sharing(client).count > 1
         guard registry.remove(client, at: now()) else { return }
+        // Another session under the nick carries on: to everyone else, nobody left.
+        if sharedNick { return sessionClosed(client) }
         withdrawPresence(of: client, reason: reason)
         monitors.clear(for: client)
         client.closing = true

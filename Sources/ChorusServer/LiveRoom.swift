@@ -6,9 +6,12 @@ import Foundation
 /// status), and a copy of who belongs to it. Who belongs, and as what, is decided in `RoomBoard`.
 final class LiveRoom {
     var room: Room
-    /// Connected members in join order, with their channel status.
+    /// Connected members in join order, with their channel status: every connection, so that
+    /// each of a person's sessions hears the room.
     private(set) var members: [Client] = []
     private var status: [ObjectIdentifier: Status] = [:]
+    /// Members that share their nick with an earlier one (`ClientRegistry.twins`).
+    private var sharing = 0
     /// Accounts remembered in this room (by account key), put back in when they log in: a copy of
     /// the stored memberships, changed only by committed changes (`RoomBoard`'s rules, through the
     /// Workspace) and by leaving, which takes effect at once.
@@ -95,19 +98,35 @@ final class LiveRoom {
         return .member(account)
     }
 
-    func add(_ client: Client, status s: Status) {
-        if status[ObjectIdentifier(client)] == nil { members.append(client) }
+    /// The people in the room, each once: the members but for a nick's further sessions (NAMES,
+    /// WHO, LIST's count, `+l`).
+    var people: [Client] {
+        guard sharing > 0 else { return members }
+        var seen = Set<String>()
+        return members.filter { seen.insert($0.nickKey).inserted }
+    }
+
+    /// `sharing`: a member under `client`'s nick is here already (another session of the person).
+    func add(_ client: Client, status s: Status, sharing shares: Bool = false) {
+        if status[ObjectIdentifier(client)] == nil {
+            members.append(client)
+            if shares { sharing += 1 }
+        }
         status[ObjectIdentifier(client)] = s
     }
 
     func remove(_ client: Client) {
         guard status.removeValue(forKey: ObjectIdentifier(client)) != nil else { return }
         members.removeAll { $0 === client }
+        if sharing > 0 && members.contains(where: { $0.nickKey == client.nickKey }) { sharing -= 1 }
     }
 
+    /// A status is the person's: every session under the nick gets it.
     func setStatus(_ client: Client, _ s: Status) {
         guard status[ObjectIdentifier(client)] != nil else { return }
         status[ObjectIdentifier(client)] = s
+        guard sharing > 0 else { return }
+        for member in members where member !== client && member.nickKey == client.nickKey { status[ObjectIdentifier(member)] = s }
     }
 
     /// `@`, `+`, `@+` (multi-prefix) or empty.

@@ -37,6 +37,27 @@ def register(driver, server, me, password):
     return wait
 
 
+def log_in(driver, server, me, password):
+    """Logs in to an existing account on the page."""
+    wait = WebDriverWait(driver, WAIT, ignored_exceptions=[StaleElementReferenceException, ElementNotInteractableException])
+    driver.get(f"https://127.0.0.1:{server.web}/")
+    wait.until(ready.visibility_of_element_located((By.ID, "account")))
+    driver.find_element(By.ID, "account").send_keys(me)
+    driver.find_element(By.ID, "password").send_keys(password)
+    driver.find_element(By.ID, "login-button").click()
+    wait.until(ready.visibility_of_element_located((By.ID, "line")))
+    return wait
+
+
+def lines_with(driver, text):
+    """The nick of each chat line that says `text`."""
+    return driver.find_elements(By.XPATH, f"//div[@id='log']//div[contains(@class,'line')][contains(., '{text}')]//span[@class='nick']")
+
+
+def nick(node):
+    return node.get_attribute("textContent")
+
+
 def enter(driver, wait, room):
     """Into the room from the first screen's prompt, or (added to it meanwhile) already there."""
     wait.until(lambda d: d.find_element(By.ID, "title").text == room or d.find_elements(By.ID, "first-room"))
@@ -110,6 +131,20 @@ def main():
         cards = {event: len(alice.find_elements(By.CSS_SELECTOR, f"#log .card[data-job='{job}'][data-event='{event}']"))
                  for event in ["job.created", "job.status", "task.added", "task.done", "job.comment"]}
         check("after the reload each of the job's events is in alice's chat once", set(cards.values()) == {1}, cards)
+
+        # alice logs in on her laptop too: she is alice there (not alice_123), in #flat, and the
+        # room sees one alice; what she says from the laptop shows on her phone as her own line.
+        laptop = walk.browser(1280, 800)
+        laptop_wait = log_in(laptop, server, "alice", "alice-password-1")
+        click_fresh(laptop, laptop_wait, "#rooms li[data-name='#flat'] button")
+        laptop_wait.until(lambda d: d.find_element(By.ID, "title").text == "#flat")
+        type_fresh(laptop, laptop_wait, "#line", "sent from my laptop\n")
+        check("bob sees the laptop's line as alice's",
+              soon(bob_wait, lambda d: any(nick(n) == "alice" for n in lines_with(d, "sent from my laptop"))),
+              [nick(n) for n in lines_with(bob, "sent from my laptop")])
+        check("alice's phone shows it as her own line",
+              soon(alice_wait, lambda d: d.find_elements(By.XPATH, "//div[contains(@class,'self')][contains(., 'sent from my laptop')]")))
+        check("the room never heard of an alice_", "alice_" not in bob.find_element(By.ID, "log").get_attribute("textContent"))
         alice.save_screenshot(SCREENSHOT.replace(".png", "-alice.png"))
         bob.save_screenshot(SCREENSHOT.replace(".png", "-bob.png"))
     return results.summary()

@@ -46,9 +46,12 @@ extension IRCServer {
             }
         }
         for key in before.keys where room.memberships[key] == nil {
+            var told = Set<String>()  // one KICK a nick: its other sessions heard that one
             for client in registry.connections(ofAccount: key) where room.contains(client) {
                 let reason = "Removed from \(room.name)"
-                broadcast(Outgoing(Message(source: name, "KICK", [room.name, client.nick, reason]), time: now()), to: room.members)
+                if told.insert(client.nickKey).inserted {
+                    broadcast(Outgoing(Message(source: name, "KICK", [room.name, client.nick, reason]), time: now()), to: room.members)
+                }
                 room.remove(client)
                 client.rooms.removeAll { $0 === room }
                 presenceChanged(client, note: reason)

@@ -48,7 +48,7 @@ extension IRCServer {
             if let requiredKey = room.room.modes.key, remembered == nil, !invited, key != requiredKey {
                 return reply.numeric(.badChannelKey, room.name, "Cannot join room (+k): wrong or missing key")
             }
-            if let limit = room.room.modes.limit, remembered == nil, room.members.count >= limit {
+            if let limit = room.room.modes.limit, remembered == nil, room.people.count >= limit {
                 return reply.numeric(.channelIsFull, room.name, "Cannot join room (+l): it is full")
             }
             room.invitedNicks.remove(client.nickKey)
@@ -131,17 +131,30 @@ extension IRCServer {
     }
 
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
+    /// Another session of the same person (`ClientRegistry.twins`) comes in quietly: the room
+    /// already has them, so only this connection hears the JOIN; and where one session goes, the
+    /// others follow.
     func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply, replay: Replay = .latest) {
-        room.add(client, status: status)
+        let sessions = registry.sharing(client)
+        let present = sessions.contains { $0 !== client && room.contains($0) }
+        room.add(client, status: present ? room.status(of: registry.first(sharing: client)) ?? status : status, sharing: present)
         client.rooms.append(room)
         presenceChanged(client)
         let t = now(), source = client.prefix
         let plain = Outgoing(Message(source: source, "JOIN", [room.name]), time: t, account: client.accountName)
         let extended = Outgoing(Message(source: source, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
                                 time: t, account: client.accountName)
-        broadcast(plain, to: room.members, reply: reply, only: { !$0.caps.contains(.extendedJoin) })
-        broadcast(extended, to: room.members, reply: reply, only: { $0.caps.contains(.extendedJoin) })
-        if let away = client.away {
+        let hearers = present ? [client] : room.members
+        broadcast(plain, to: hearers, reply: reply, only: { !$0.caps.contains(.extendedJoin) })
+        broadcast(extended, to: hearers, reply: reply, only: { $0.caps.contains(.extendedJoin) })
+        defer {
+            for session in sessions where !room.contains(session) && !session.closing {
+                let followed = Reply(client: session, server: self, command: "JOIN", label: nil)
+                enter(room, session, status: status, reply: followed, replay: replay)
+                followed.finish()
+            }
+        }
+        if let away = client.away, !present {
             let out = Outgoing(Message(source: source, "AWAY", [away]), time: t, account: client.accountName)
             broadcast(out, to: room.members, except: client, only: { $0.caps.contains(.awayNotify) })
         }
@@ -217,7 +230,7 @@ extension IRCServer {
             names.append(prefix)
             names.append(name)
         }
-        for member in room.members where !(member.invisible && outsider) {
+        for member in room.people where !(member.invisible && outsider) {
             add(room.prefix(of: member, multiPrefix: multi), full ? member.prefix : member.nick)
         }
         if remote.memberCount(of: room.key) > 0 {
@@ -256,9 +269,12 @@ extension IRCServer {
             message = Message(source: client.prefix, "PART", reason.map { [room.name, $0] } ?? [room.name])
         }
         broadcast(Outgoing(message, time: now(), account: kicker.map(\.account) ?? client.accountName), to: room.members, reply: reply)
-        room.remove(client)
-        client.rooms.removeAll { $0 === room }
-        presenceChanged(client, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
+        // The person leaves: each of their sessions heard it, and each goes.
+        for session in registry.sharing(client) where room.contains(session) {
+            room.remove(session)
+            session.rooms.removeAll { $0 === room }
+            presenceChanged(session, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
+        }
         if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account ?? $0.nick } ?? account) }
     }
 
@@ -340,7 +356,7 @@ extension IRCServer {
         for room in rooms.values.sorted(by: { $0.key < $1.key }) {
             if let wanted, !wanted.contains(room.key) { continue }
             if room.room.modes.secret && !room.contains(client) { continue }
-            let count = room.members.count
+            let count = room.people.count
             guard count > minUsers && count < maxUsers else { continue }
             let modes = room.modeString(showParameters: false).joined(separator: " ")
             reply.numeric(.list, room.name, String(count), "[\(modes)] \(room.room.topic)")

@@ -113,7 +113,8 @@ extension IRCServer {
                     if !quiet { reply.numeric(.noSuchNick, target, "No such nick") }
                     continue
                 }
-                if recipients(peer) { send(out, to: peer) }
+                for session in registry.sharing(peer) where recipients(session) { send(out, to: session) }
+                if peer.nickKey != client.nickKey { copyToOtherSessions(out, of: client, only: recipients) }
                 if !isTagMsg { metrics.linesRelayed.increment() }
                 // To yourself with echo-message: the delivery and the (labeled) echo, both.
                 if echo { reply.add(out) }
@@ -150,6 +151,7 @@ extension IRCServer {
             send(line, to: peer)
         }
         if client.caps.contains(.echoMessage) { reply.add(out) }
+        if key != client.account?.key { copyToOtherSessions(out, of: client, only: recipients) }
         if command != "TAGMSG" && client.account != nil {
             recordPrivateLine(out, text: text, from: client, to: target, target: target)
         } else if elsewhere {
@@ -164,6 +166,7 @@ extension IRCServer {
     private func messageElsewhere(_ out: Outgoing, text: String, from client: Client, to peer: PresenceRecord, reply: Reply) {
         let command = out.message.command
         if client.caps.contains(.echoMessage) { reply.add(out) }
+        copyToOtherSessions(out, of: client)
         if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
         guard command != "TAGMSG" else { return recordRelayedLine(out, text: text, from: client, target: peer.nick) }
         metrics.linesRelayed.increment()

@@ -18,7 +18,7 @@ extension IRCServer {
         var rows: [(Listed, LiveRoom?)] = []
         if Names.isChannel(mask) {
             if let room = rooms[Names.fold(mask)], !room.room.modes.secret || room.contains(client) {
-                rows = room.members.map { (Listed($0, in: room, multiPrefix: multi, now: now()), room) }
+                rows = room.people.map { (Listed($0, in: room, multiPrefix: multi, now: now()), room) }
                     + remote.members(of: room.key).map { (Listed($0, in: room.key, multiPrefix: multi), room) }
             }
         } else if let exact = registry.client(nick: mask) {

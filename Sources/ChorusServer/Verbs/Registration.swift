@@ -69,7 +69,9 @@ extension IRCServer {
         }
         guard Names.isValidNick(nick) else { return reply.numeric(.erroneusNickname, nick, "Erroneous nickname") }
         let key = Names.fold(nick)
-        if let holder = registry.nicks[key], holder !== client {
+        // Before registration a logged-in holder's nick may be this connection's too, if it logs
+        // in to the same account (another device): decided when registration ends.
+        if let holder = registry.nicks[key], holder !== client, client.registered || holder.account == nil {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
         // Before registration a login may still make the nick its owner's (`OwnNickReclaim`): the
@@ -87,13 +89,15 @@ extension IRCServer {
             return completeRegistration(reply)
         }
         if nick == client.nick { return }
+        // Every session under the nick takes the new one; the first holds the nick's claim.
+        let person = registry.first(sharing: client)
         // A new spelling of one's own nick, or one's own account name, needs no lookup.
-        if key == client.nickKey { return changeNick(of: client, to: nick, reply: reply) }
-        if key == client.account?.key { return takeNick(nick, for: client, reply: reply) }
+        if key == client.nickKey { return changeNick(of: person, to: nick, reply: reply) }
+        if key == client.account?.key { return takeNick(nick, for: person, reply: reply) }
         if accountKeys.contains(key) {
             return reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
         }
-        takeNick(nick, for: client, reply: reply)
+        takeNick(nick, for: person, reply: reply)
     }
 
     /// Changes a registered client's nick to a new one, once it is claimed across processes.
@@ -120,7 +124,9 @@ extension IRCServer {
             monitoredOffline(nick: oldNick, key: oldKey)
             monitoredOnline(client)
         }
-        broadcast(out, to: peersAndSelf(of: client), reply: reply)
+        let sessions = registry.sharing(client)
+        let hearers = sessions.count > 1 ? Array(Set(peersAndSelf(of: client) + sessions)) : peersAndSelf(of: client)
+        broadcast(out, to: hearers, reply: reply)
     }
 
     // USER <username> <mode> <unused> :<realname>
@@ -197,7 +203,7 @@ extension IRCServer {
             }
             return
         }
-        if let holder = registry.nicks[client.nickKey], holder !== client {
+        if let holder = registry.nicks[client.nickKey], holder !== client, !holder.isSamePerson(as: client) {
             reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
             return
         }
@@ -211,11 +217,13 @@ extension IRCServer {
     private func finishRegistration(_ reply: Reply) {
         let client = reply.client
         guard !client.registered, !client.closing else { return }
-        if let holder = registry.nicks[client.nickKey], holder !== client {
+        let holder = registry.nicks[client.nickKey].flatMap { $0 === client ? nil : $0 }
+        if let holder, !holder.isSamePerson(as: client) {
             return reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
         }
-        // Several processes: the nick must be this connection's in all of them first.
-        if sharedPresence != nil && published[ObjectIdentifier(client)]?.nickKey != client.nickKey {
+        // Several processes: the nick must be this connection's in all of them first (a second
+        // session's nick is its first session's claim).
+        if holder == nil && sharedPresence != nil && published[ObjectIdentifier(client)]?.nickKey != client.nickKey {
             let nick = client.nick
             return reply.wait(for: claimPresence(of: client)) { result in
                 switch result {
@@ -240,8 +248,12 @@ extension IRCServer {
             }
         }
         client.registered = true
-        registry.register(client)
-        monitoredOnline(client)
+        if let holder {
+            registry.register(client, besides: holder)
+        } else {
+            registry.register(client)
+            monitoredOnline(client)
+        }
         reply.numeric(.welcome, text: "Welcome to the \(config.network) IRC network, \(client.prefix)")
         reply.numeric(.yourHost, text: "Your host is \(name), running version \(version)")
         reply.numeric(.created, text: "This server was created \(welcome.created)")

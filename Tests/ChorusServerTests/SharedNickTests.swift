@@ -1,0 +1,128 @@
+import ChorusIRC
+import XCTest
+
+/// A person on two devices: the second connection of an account takes the nick the first holds,
+/// and the room sees one person (`SharedNick.swift`).
+final class SharedNickTests: XCTestCase {
+    /// Two sessions of ann and bob in #den; each test starts here.
+    private func annTwiceAndBob() throws -> (server: TestServer, laptop: TestClient, phone: TestClient, bob: TestClient) {
+        let server = try TestServer()
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("bob", "bob-password")
+        let laptop = try server.connect(as: "ann")
+        try laptop.join("#den")
+        let bob = try server.connect(as: "bob")
+        try bob.join("#den")
+        try laptop.expect("bob's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("bob!") == true }
+        let phone = try server.connect()
+        let welcome = try phone.register("ann", pass: "ann:ann-password")
+        XCTAssertEqual(welcome.first { $0.command == "001" }?.params.first, "ann", "the second device is ann, not ann_")
+        XCTAssertFalse(welcome.contains { $0.command == "433" })
+        return (server, laptop, phone, bob)
+    }
+
+    func testASecondDeviceIsTheSamePersonToTheRoom() throws {
+        let (server, laptop, phone, bob) = try annTwiceAndBob()
+        defer { withExtendedLifetime(server) {} }
+        // The phone is put in ann's room, and only the phone hears that.
+        let names = try phone.collect { $0.command == "366" && $0.params[1] == "#den" }
+        XCTAssertTrue(names.contains { $0.command == "JOIN" && $0.params.first == "#den" && $0.source?.hasPrefix("ann!") == true })
+        let listed = names.filter { $0.command == "353" }.flatMap { $0.params.last!.split(separator: " ") }
+        XCTAssertEqual(listed.filter { $0.hasSuffix("ann") }.count, 1, "ann is named once: \(listed)")
+        XCTAssertTrue(listed.contains { $0.hasSuffix("bob") })
+        let bobSaw = bob.drain(for: 0.5)
+        XCTAssertFalse(bobSaw.contains { $0.command == "JOIN" }, "the room heard no second JOIN: \(bobSaw)")
+        XCTAssertFalse(laptop.drain(for: 0.2).contains { $0.command == "JOIN" })
+        bob.send("NAMES #den")
+        let again = try bob.collect { $0.command == "366" }.filter { $0.command == "353" }.flatMap { $0.params.last!.split(separator: " ") }
+        XCTAssertEqual(again.filter { $0.hasSuffix("ann") }.count, 1, "\(again)")
+        bob.send("WHO #den")
+        let who = try bob.collect { $0.command == "315" }.filter { $0.command == "352" }
+        XCTAssertEqual(who.filter { $0.params[5] == "ann" }.count, 1)
+
+        // Both of ann's devices hear the room; a line from one reaches the other.
+        bob.send("PRIVMSG #den :hello ann")
+        try laptop.expect(command: "PRIVMSG", "#den", "hello ann")
+        try phone.expect(command: "PRIVMSG", "#den", "hello ann")
+        phone.send("PRIVMSG #den :from my phone")
+        let seen = try laptop.expect(command: "PRIVMSG", "#den", "from my phone")
+        XCTAssertTrue(seen.source?.hasPrefix("ann!") == true)
+        try bob.expect(command: "PRIVMSG", "#den", "from my phone")
+    }
+
+    func testPrivateLinesReachEverySession() throws {
+        let (server, laptop, phone, bob) = try annTwiceAndBob()
+        defer { withExtendedLifetime(server) {} }
+        bob.send("PRIVMSG ann :are you there")
+        try laptop.expect(command: "PRIVMSG", "ann", "are you there")
+        try phone.expect(command: "PRIVMSG", "ann", "are you there")
+        // What ann says from the laptop shows in the phone's conversation with bob too.
+        laptop.send("PRIVMSG bob :on my way")
+        try bob.expect(command: "PRIVMSG", "bob", "on my way")
+        let copy = try phone.expect(command: "PRIVMSG", "bob", "on my way")
+        XCTAssertTrue(copy.source?.hasPrefix("ann!") == true)
+    }
+
+    func testOneSessionLeavingSaysNothingUntilTheLast() throws {
+        let (server, laptop, phone, bob) = try annTwiceAndBob()
+        defer { withExtendedLifetime(server) {} }
+        _ = phone.drain(for: 0.3)
+        laptop.send("QUIT :closing the laptop")
+        XCTAssertFalse(bob.drain(for: 0.5).contains { $0.command == "QUIT" }, "ann is still here on her phone")
+        // The phone carries the nick on: lines to ann reach it, and WHOIS finds her.
+        bob.send("PRIVMSG #den :still there?")
+        try phone.expect(command: "PRIVMSG", "#den", "still there?")
+        bob.send("WHOIS ann")
+        try bob.expect(command: "311", "ann")
+        // A third connection may take the nick back, as the person's again.
+        phone.send("QUIT :phone off")
+        let quit = try bob.expect(command: "QUIT")
+        XCTAssertTrue(quit.source?.hasPrefix("ann!") == true)
+        bob.send("WHOIS ann")
+        try bob.expect(command: "401", "ann")
+    }
+
+    func testPartNickAndJoinActForThePerson() throws {
+        let (server, laptop, phone, bob) = try annTwiceAndBob()
+        defer { withExtendedLifetime(server) {} }
+        _ = phone.drain(for: 0.3)
+        // A room joined on one device is joined on the other; the room hears one JOIN.
+        try laptop.join("#plans")
+        try phone.expect(command: "JOIN", "#plans")
+        try phone.expect(command: "366", "#plans")
+        // A new nick is every session's.
+        phone.send("NICK annie")
+        try laptop.expect(command: "NICK", "annie")
+        try phone.expect(command: "NICK", "annie")
+        try bob.expect(command: "NICK", "annie")
+        bob.send("WHOIS ann")
+        try bob.expect(command: "401", "ann")
+        // Leaving the room from one device takes the person out: both hear it, the room once.
+        phone.send("PART #den :bye")
+        try laptop.expect(command: "PART", "#den")
+        try phone.expect(command: "PART", "#den")
+        let parts = try bob.collect { $0.command == "PART" }.filter { $0.command == "PART" }
+        XCTAssertEqual(parts.count, 1)
+        bob.send("PRIVMSG #den :gone?")
+        XCTAssertFalse(laptop.drain(for: 0.4).contains { $0.command == "PRIVMSG" && $0.params.first == "#den" })
+        XCTAssertFalse(phone.drain(for: 0.1).contains { $0.command == "PRIVMSG" && $0.params.first == "#den" })
+    }
+
+    func testSomeoneElseStillCannotTakeTheNick() throws {
+        let (server, laptop, phone, bob) = try annTwiceAndBob()
+        defer { withExtendedLifetime((laptop, phone, bob)) {} }
+        // bob's second connection asks for ann's nick: he is not ann.
+        let other = try server.connect()
+        other.send("PASS bob:bob-password")
+        other.send("NICK ann")
+        other.send("USER b 0 * :B")
+        try other.expect(command: "433", "ann")
+        // A guest is told when its registration ends (a login may still come before then).
+        let guest = try server.connect()
+        guest.send("NICK ann")
+        guest.send("USER g 0 * :G")
+        try guest.expect(command: "433", "ann")
+        guest.send("NICK guest")
+        XCTAssertEqual(try guest.expect(command: "001").params.first, "guest")
+    }
+}
