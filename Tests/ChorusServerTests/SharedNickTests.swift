@@ -1,4 +1,6 @@
 import ChorusIRC
+import ChorusTestSupport
+import Foundation
 import XCTest
 
 /// A person on two devices: the second connection of an account takes the nick the first holds,
@@ -124,5 +126,37 @@ final class SharedNickTests: XCTestCase {
         try guest.expect(command: "433", "ann")
         guest.send("NICK guest")
         XCTAssertEqual(try guest.expect(command: "001").params.first, "guest")
+    }
+
+    /// With several nodes the other node sees one ann, and her first session's going passes the
+    /// nick (and its presence record) to the second without a QUIT; the last one's going is one.
+    func testOnANodeOfSeveralTheSecondSessionCarriesTheNickOn() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        let a = try TestServer(sharing: shared), b = try TestServer(sharing: shared)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("ben", "ben-password")
+        let laptop = try a.connect(as: "ann")
+        try laptop.join("#den")
+        laptop.send("PRIVMSG #den :!room add ben")
+        try laptop.expect("ben added") { $0.command == "NOTICE" && $0.params.last?.contains("added ben") == true }
+        let ben = try b.connect(as: "ben")
+        try ben.expect(command: "366", "#den", timeout: 10)
+        let phone = try a.connect()
+        let welcome = try phone.register("ann", pass: "ann:ann-password")
+        XCTAssertEqual(welcome.first { $0.command == "001" }?.params.first, "ann")
+        try phone.expect(command: "366", "#den")
+
+        laptop.send("QUIT :laptop closed")
+        XCTAssertFalse(ben.drain(for: 3).contains { $0.command == "QUIT" }, "ann is still on node A, on her phone")
+        ben.send("NAMES #den")
+        let names = try ben.collect { $0.command == "366" }.filter { $0.command == "353" }.flatMap { $0.params.last!.split(separator: " ") }
+        XCTAssertEqual(names.filter { $0.hasSuffix("ann") }.count, 1, "\(names)")
+        ben.send("PRIVMSG #den :across nodes")
+        try phone.expect(command: "PRIVMSG", "#den", "across nodes", timeout: 10)
+
+        phone.send("QUIT :phone off")
+        let quit = try ben.expect("ann's QUIT", timeout: 10) { $0.command == "QUIT" }
+        XCTAssertTrue(quit.source?.hasPrefix("ann!") == true)
     }
 }
