@@ -99,6 +99,10 @@ final class SharedNickTests: XCTestCase {
         try bob.expect(command: "NICK", "annie")
         bob.send("WHOIS ann")
         try bob.expect(command: "401", "ann")
+        // A new spelling, asked on the phone, not the session that came first.
+        phone.send("NICK Annie")
+        try phone.expect(command: "NICK", "Annie")
+        try laptop.expect(command: "NICK", "Annie")
         // Leaving the room from one device takes the person out: both hear it, the room once.
         phone.send("PART #den :bye")
         try laptop.expect(command: "PART", "#den")

@@ -70,8 +70,10 @@ extension IRCServer {
         guard Names.isValidNick(nick) else { return reply.numeric(.erroneusNickname, nick, "Erroneous nickname") }
         let key = Names.fold(nick)
         // Before registration a logged-in holder's nick may be this connection's too, if it logs
-        // in to the same account (another device): decided when registration ends.
-        if let holder = registry.nicks[key], holder !== client, client.registered || holder.account == nil {
+        // in to the same account (another device): decided when registration ends. After it, a new
+        // spelling of one's own nick is every session's.
+        let ownNick = client.registered && key == client.nickKey
+        if let holder = registry.nicks[key], holder !== client, !ownNick, client.registered || holder.account == nil {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
         // Before registration a login may still make the nick its owner's (`OwnNickReclaim`): the
