@@ -20,6 +20,8 @@ struct ClientRegistry {
     /// laptop), by folded nick. They are one person to everyone else: one name in the rooms, and
     /// every session hears what the person would.
     private(set) var twins: [String: [Client]] = [:]
+    /// While a nick is shared, each session's own AWAY text; `Client.away` is the person's.
+    private(set) var ownAway: [ObjectIdentifier: String] = [:]
     /// Logged-in registered connections by account key: where an account's direct events go.
     private(set) var sessions: [String: [Client]] = [:]
     private(set) var whowas: [WhowasEntry] = []
@@ -78,6 +80,11 @@ struct ClientRegistry {
         unregisteredCount -= 1
         twins[first.nickKey, default: []].append(client)
         if let key = client.account?.key { startSession(client, key) }
+    }
+
+    /// Notes a session's own AWAY (nil: here), for a nick shared by several.
+    mutating func noteAway(of client: Client, _ text: String?) {
+        ownAway[ObjectIdentifier(client)] = text
     }
 
     /// A registered client logged in.

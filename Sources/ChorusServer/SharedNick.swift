@@ -19,6 +19,42 @@ extension IRCServer {
         releaseHeldLines(of: client)
         for room in client.rooms { room.remove(client) }
         client.rooms.removeAll()
+        sessionsLeft(after: client)
+    }
+
+    /// AWAY from one session: the person is away while every session of theirs is (as Ergo has
+    /// it), with the text of the last to go away.
+    func setAway(_ client: Client, _ text: String?) {
+        let sessions = registry.sharing(client)
+        guard sessions.count > 1 else { return personAway(client, becomes: text) }
+        registry.noteAway(of: client, text)
+        personAway(client, becomes: sessions.allSatisfy { registry.ownAway[ObjectIdentifier($0)] != nil } ? text : nil)
+    }
+
+    /// A second session came: it is here, so the person is; the first's own AWAY is kept for later.
+    func sessionArrived(_ client: Client) {
+        let first = registry.first(sharing: client)
+        if registry.sharing(client).count == 2, let away = first.away { registry.noteAway(of: first, away) }
+        personAway(first, becomes: nil)  // told through the first: the new one is in no room yet
+    }
+
+    /// After a session closed: the person is away if every session left is.
+    private func sessionsLeft(after client: Client) {
+        registry.noteAway(of: client, nil)
+        let first = registry.first(sharing: client), left = registry.sharing(first)
+        let owns = left.map { registry.ownAway[ObjectIdentifier($0)] }
+        if left.count == 1 { registry.noteAway(of: first, nil) }
+        personAway(first, becomes: owns.allSatisfy { $0 != nil } ? owns.compactMap { $0 }.last : nil)
+    }
+
+    /// Every session carries the person's away state; the rest of the network hears when it changes.
+    private func personAway(_ client: Client, becomes text: String?) {
+        let sessions = registry.sharing(client)
+        guard sessions.contains(where: { $0.away != text }) else { return }
+        for session in sessions { session.away = text }
+        let out = Outgoing(Message(source: client.prefix, "AWAY", text.map { [$0] } ?? []), time: now(), account: client.accountName)
+        broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
+        presenceChanged(registry.first(sharing: client))
     }
 
     /// A line the person sent from one session, shown in the others' conversations too (as

@@ -132,6 +132,37 @@ final class SharedNickTests: XCTestCase {
         XCTAssertEqual(try guest.expect(command: "001").params.first, "guest")
     }
 
+    /// The person is away while every session is: away on the laptop, here on the phone.
+    func testThePersonIsAwayOnlyWhileEverySessionIs() throws {
+        let server = try TestServer()
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("bob", "bob-password")
+        let laptop = try server.connect(as: "ann")
+        try laptop.join("#den")
+        laptop.send("PRIVMSG #den :!room add bob")
+        let bob = try server.connect(as: "bob", caps: ["away-notify"])
+        try bob.expect(command: "366", "#den")
+        laptop.send("AWAY :gone for lunch")
+        try laptop.expect(command: "306")
+        XCTAssertEqual(try bob.expect(command: "AWAY").params, ["gone for lunch"])
+        // The phone comes: she is here again.
+        let phone = try server.connect()
+        try phone.register("ann", pass: "ann:ann-password")
+        XCTAssertEqual(try bob.expect(command: "AWAY").params, [], "back, on her phone")
+        bob.send("WHOIS ann")
+        XCTAssertFalse(try bob.collect { $0.command == "318" }.contains { $0.command == "301" })
+        // Away on the phone too: now she is away, with the phone's words.
+        phone.send("AWAY :on the bus")
+        XCTAssertEqual(try bob.expect(command: "AWAY").params, ["on the bus"])
+        // The phone's session ends while the laptop's is away: still away, with the laptop's words.
+        phone.send("AWAY")
+        XCTAssertEqual(try bob.expect(command: "AWAY").params, [])
+        phone.send("QUIT")
+        XCTAssertEqual(try bob.expect(command: "AWAY").params, ["gone for lunch"])
+        bob.send("PRIVMSG ann :lunch?")
+        XCTAssertEqual(try bob.expect(command: "301").params.last, "gone for lunch")
+    }
+
     /// With several nodes the other node sees one ann, and her first session's going passes the
     /// nick (and its presence record) to the second without a QUIT; the last one's going is one.
     func testOnANodeOfSeveralTheSecondSessionCarriesTheNickOn() throws {

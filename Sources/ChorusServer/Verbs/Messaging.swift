@@ -241,17 +241,13 @@ extension IRCServer {
 
     // AWAY [:<message>]
     func handleAway(_ reply: Reply, _ m: Message) {
-        let client = reply.client
         let text = m.params.first.map { String($0.prefix(Limits.awayLength)) } ?? ""
-        client.away = text.isEmpty ? nil : text
-        if client.away == nil {
+        if text.isEmpty {
             reply.numeric(.unaway, "You are no longer marked as being away")
         } else {
             reply.numeric(.nowAway, "You have been marked as being away")
         }
-        let out = Outgoing(Message(source: client.prefix, "AWAY", client.away.map { [$0] } ?? []), time: now(), account: client.accountName)
-        broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
-        presenceChanged(client)
+        setAway(reply.client, text.isEmpty ? nil : text)
     }
 
     // SETNAME :<realname>

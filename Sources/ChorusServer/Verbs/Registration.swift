@@ -252,6 +252,7 @@ extension IRCServer {
         client.registered = true
         if let holder {
             registry.register(client, besides: holder)
+            sessionArrived(client)
         } else {
             registry.register(client)
             monitoredOnline(client)
