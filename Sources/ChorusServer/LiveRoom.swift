@@ -91,11 +91,22 @@ final class LiveRoom {
         return !room.modes.moderated || !s.isEmpty
     }
 
+    /// Whether what the room's managers alone hear (events where members see only their own jobs,
+    /// command lines that name them) reaches `client`: a member by the role stored for it, as the
+    /// Workspace decided; a guest, who has none, by its `+o`.
+    func hearsAsManager(_ client: Client) -> Bool {
+        hearsAsManager(account: client.account?.key, isOp: isOp(client))
+    }
+
+    /// The same for someone connected to another process: their account, or a guest's `+o` there.
+    func hearsAsManager(account key: String?, isOp: Bool) -> Bool {
+        guard let key, let membership = memberships[key] else { return isOp }
+        return membership.role == .manager
+    }
+
     /// How `client` reads this room's history: managers every line, others the lines meant for them.
     func historyReader(for client: Client) -> HistoryReader {
-        let account = client.account?.key
-        if isOp(client) || account.map({ memberships[$0]?.role == .manager }) == true { return .everything }
-        return .member(account)
+        hearsAsManager(client) ? .everything : .member(client.account?.key)
     }
 
     /// The people in the room, each once: the members but for a nick's further sessions (NAMES,

@@ -203,7 +203,7 @@ extension IRCServer {
         } else if let room = rooms[entry.conversation] {
             let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
             broadcast(outgoing, to: room.members, only: { member in
-                if let audience = entry.audience, !room.isOp(member), !(member.account.map { audience.contains($0.key) } ?? false) {
+                if let audience = entry.audience, !room.hearsAsManager(member), !(member.account.map { audience.contains($0.key) } ?? false) {
                     return false
                 }
                 // Noted here, in the one pass over the members: its replay leaves the line out.

@@ -89,7 +89,7 @@ extension IRCServer {
     func deliverPrivately(_ entry: HistoryEntry, tagsOnly: Bool = false) {
         var recipients = registry.connections(ofAccount: Account.key(entry.target))
         if let standIn = entry.standsInFor, let room = rooms[standIn.room],
-           recipients.contains(where: { room.contains($0) && (standIn.membersHear || room.isOp($0)) }) { return }
+           recipients.contains(where: { room.contains($0) && (standIn.membersHear || room.hearsAsManager($0)) }) { return }
         if recipients.isEmpty, let client = registry.nicks[Names.fold(entry.target)] { recipients = [client] }
         for client in recipients where !client.closing && (!tagsOnly || client.caps.contains(.messageTags)) {
             send(Outgoing(replaying: entry, to: client.nick, stampingText: false), to: client)

@@ -112,12 +112,12 @@ extension IRCServer {
             text = line.text
             let out = Outgoing(Message(source: line.source, "NOTICE", [room.name, line.text]), time: line.time, msgid: line.msgid,
                                account: line.account, clientTags: tags, overlong: .split)
-            let reaches = { (member: Client) in delivery.reaches(account: member.account?.key, isManager: room.isOp(member)) }
+            let reaches = { (member: Client) in delivery.reaches(account: member.account?.key, isManager: room.hearsAsManager(member)) }
             broadcast(out, to: room.members, except: reply?.client, only: reaches)
             if let reply, room.contains(reply.client), reaches(reply.client) { reply.addAfterAnswer(out) }
             // Asked of the few accounts an event concerns, not of every member.
             heardInRoom = { key in
-                self.registry.sessions[key]?.contains { room.contains($0) && delivery.reaches(account: key, isManager: room.isOp($0)) } ?? false
+                self.registry.sessions[key]?.contains { room.contains($0) && delivery.reaches(account: key, isManager: room.hearsAsManager($0)) } ?? false
             }
         }
         var offline: [String] = []
@@ -252,10 +252,11 @@ extension IRCServer {
     /// room's line reaches it (that process delivers it from the log). Asked before writing a
     /// direct line to the log: most of those concerned by a room's event sit in it.
     private func hearsRoomLineElsewhere(_ users: [PresenceRecord], _ delivery: Delivery) -> Bool {
-        guard delivery.roomLine != nil, let room = delivery.event.room else { return false }
+        guard delivery.roomLine != nil, let key = delivery.event.room, let room = rooms[key] else { return false }
         return users.contains { user in
-            guard let status = user.rooms[room] else { return false }
-            return delivery.reaches(account: user.account.map(Account.key), isManager: status.contains("o"))
+            guard let status = user.rooms[key] else { return false }
+            let account = user.account.map(Account.key)
+            return delivery.reaches(account: account, isManager: room.hearsAsManager(account: account, isOp: status.contains("o")))
         }
     }
 

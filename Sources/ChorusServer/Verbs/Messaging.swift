@@ -74,7 +74,7 @@ extension IRCServer {
                 let managersOnly = isCommand && room.jobsHidden
                 broadcast(out, to: room.members, except: echo ? nil : client, reply: reply, only: { member in
                     guard recipients(member), relayed || member === client else { return false }
-                    if managersOnly && member !== client && !room.isOp(member) { return false }
+                    if managersOnly && member !== client && !room.hearsAsManager(member) { return false }
                     guard let statusFilter else { return true }
                     return member === client || !(room.status(of: member) ?? []).isDisjoint(with: statusFilter)
                 })
