@@ -1,3 +1,4 @@
+import ChorusCore
 import ChorusIRC
 import ChorusTestSupport
 import Foundation
@@ -130,6 +131,30 @@ final class SharedNickTests: XCTestCase {
         try guest.expect(command: "433", "ann")
         guest.send("NICK guest")
         XCTAssertEqual(try guest.expect(command: "001").params.first, "guest")
+    }
+
+    /// An operator's KILL of the nick ends every session of it; the room hears one QUIT.
+    func testAKillEndsEverySession() throws {
+        let hash = try PasswordHasher(logRounds: 4).hash("oper-secret")
+        let server = try TestServer(configure: { $0.operators = [.init(name: "root", passwordHash: hash)] })
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("bob", "bob-password")
+        let laptop = try server.connect(as: "ann")
+        try laptop.join("#den")
+        laptop.send("PRIVMSG #den :!room add bob")
+        let admin = try server.connect(as: "bob")
+        try admin.expect(command: "366", "#den")
+        let phone = try server.connect()
+        try phone.register("ann", pass: "ann:ann-password")
+        admin.send("OPER root oper-secret")
+        try admin.expect(command: "381")
+        admin.send("KILL ann :enough")
+        try laptop.expect(command: "ERROR")
+        try phone.expect(command: "ERROR")
+        let quits = admin.drain(for: 0.5).filter { $0.command == "QUIT" }
+        XCTAssertEqual(quits.count, 1, "\(quits)")
+        admin.send("WHOIS ann")
+        try admin.expect(command: "401", "ann")
     }
 
     /// The person is away while every session is: away on the laptop, here on the phone.

@@ -30,9 +30,12 @@ extension IRCServer {
         guard client.isOper else { return reply.numeric(.noPrivileges, "Permission Denied- You're not an IRC operator") }
         guard let target = registry.client(nick: m.params[0]) else { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
         let reason = "Killed (\(client.nick) (\(m.params[1])))"
-        target.quitReason = reason
         logger.notice("KILL \(target.prefix) by \(client.prefix): \(m.params[1])")
-        if target === client { reply.finish() }
-        disconnect(target, reason: reason)
+        // Every session under the nick; the first last, so the rooms hear one QUIT.
+        for session in registry.sharing(target).reversed() {
+            session.quitReason = reason
+            if session === client { reply.finish() }
+            disconnect(session, reason: reason)
+        }
     }
 }
