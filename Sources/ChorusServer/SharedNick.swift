@@ -57,6 +57,12 @@ extension IRCServer {
         presenceChanged(registry.first(sharing: client))
     }
 
+    /// A ban on the mask of any of the person's sessions bans the person: each session keeps its
+    /// own `user@host`, and a second device must not be a way round a ban.
+    func isBanned(_ client: Client, from room: LiveRoom) -> Bool {
+        registry.sharing(client).contains { room.isBanned($0) }
+    }
+
     /// A line the person sent from one session, shown in the others' conversations too (as
     /// `echo-message` shows it to the sender).
     func copyToOtherSessions(_ out: Outgoing, of client: Client, only recipients: (Client) -> Bool = { _ in true }) {

@@ -157,6 +157,31 @@ final class SharedNickTests: XCTestCase {
         try admin.expect(command: "401", "ann")
     }
 
+    /// A ban on the laptop's mask holds for the phone too: a second device is no way round it.
+    func testABanOnOneSessionsMaskHoldsForTheOthers() throws {
+        let server = try TestServer()
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("bob", "bob-password")
+        let bob = try server.connect(as: "bob")
+        try bob.join("#den")
+        bob.send("PRIVMSG #den :!room add ann")
+        let laptop = try server.connect()
+        laptop.send("PASS ann:ann-password")
+        laptop.send("NICK ann")
+        laptop.send("USER laptop 0 * :Ann")
+        try laptop.expect(command: "366", "#den")
+        let phone = try server.connect()
+        phone.send("PASS ann:ann-password")
+        phone.send("NICK ann")
+        phone.send("USER phone 0 * :Ann")
+        try phone.expect(command: "366", "#den")
+        bob.send("MODE #den +b *!~laptop@*")
+        try bob.expect(command: "MODE", "#den", "+b")
+        phone.send("PRIVMSG #den :from the phone")
+        try phone.expect(command: "404", "#den")
+        XCTAssertFalse(bob.drain(for: 0.3).contains { $0.command == "PRIVMSG" })
+    }
+
     /// The person is away while every session is: away on the laptop, here on the phone.
     func testThePersonIsAwayOnlyWhileEverySessionIs() throws {
         let server = try TestServer()

@@ -34,7 +34,7 @@ extension IRCServer {
         if let room = rooms[roomKey] {
             let remembered = accountKey.flatMap { room.memberships[$0] }
             let invited = room.invitedNicks.contains(client.nickKey)
-            if remembered?.role != .manager && !invited && room.isBanned(client) {
+            if remembered?.role != .manager && !invited && isBanned(client, from: room) {
                 return reply.numeric(.bannedFromChan, room.name, "Cannot join room (+b): you are banned")
             }
             if room.room.modes.inviteOnly && remembered == nil && !invited {

@@ -60,7 +60,7 @@ extension IRCServer {
                     if !quiet { reply.numeric(.noSuchChannel, roomName, "No such room") }
                     continue
                 }
-                guard room.canSpeak(client), !(room.isBanned(client) && (room.status(of: client) ?? []).isEmpty) else {
+                guard room.canSpeak(client), !(isBanned(client, from: room) && (room.status(of: client) ?? []).isEmpty) else {
                     if !quiet {
                         let why = room.contains(client) ? "the room is moderated (+m) or you are banned" : "you are not in the room (+n)"
                         reply.numeric(.cannotSendToChan, room.name, "Cannot send to room: \(why)")
