@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusIRC
+import ChorusServer
 import ChorusTestSupport
 import Foundation
 import XCTest
@@ -9,9 +10,7 @@ import XCTest
 final class SharedNickTests: XCTestCase {
     /// Two sessions of ann and bob in #den; each test starts here.
     private func annTwiceAndBob() throws -> (server: TestServer, laptop: TestClient, phone: TestClient, bob: TestClient) {
-        let server = try TestServer()
-        try server.addAccount("ann", "ann-password")
-        try server.addAccount("bob", "bob-password")
+        let server = try annAndBob()
         let laptop = try server.connect(as: "ann")
         try laptop.join("#den")
         let bob = try server.connect(as: "bob")
@@ -22,6 +21,24 @@ final class SharedNickTests: XCTestCase {
         XCTAssertEqual(welcome.first { $0.command == "001" }?.params.first, "ann", "the second device is ann, not ann_")
         XCTAssertFalse(welcome.contains { $0.command == "433" })
         return (server, laptop, phone, bob)
+    }
+
+    /// A server with the accounts ann and bob.
+    private func annAndBob(_ configure: (inout ServerConfig) -> Void = { _ in }) throws -> TestServer {
+        let server = try TestServer(configure: configure)
+        try server.addAccount("ann", "ann-password")
+        try server.addAccount("bob", "bob-password")
+        return server
+    }
+
+    /// A connection that logs in to `account` with PASS and asks for `nick`, as `user`; it does not
+    /// wait for the answer.
+    private func connecting(_ server: TestServer, as account: String, nick: String, user: String) throws -> TestClient {
+        let client = try server.connect()
+        client.send("PASS \(account):\(account)-password")
+        client.send("NICK \(nick)")
+        client.send("USER \(user) 0 * :\(user)")
+        return client
     }
 
     func testASecondDeviceIsTheSamePersonToTheRoom() throws {
@@ -119,10 +136,7 @@ final class SharedNickTests: XCTestCase {
         let (server, laptop, phone, bob) = try annTwiceAndBob()
         defer { withExtendedLifetime((laptop, phone, bob)) {} }
         // bob's second connection asks for ann's nick: he is not ann.
-        let other = try server.connect()
-        other.send("PASS bob:bob-password")
-        other.send("NICK ann")
-        other.send("USER b 0 * :B")
+        let other = try connecting(server, as: "bob", nick: "ann", user: "b")
         try other.expect(command: "433", "ann")
         // A guest is told when its registration ends (a login may still come before then).
         let guest = try server.connect()
@@ -136,9 +150,7 @@ final class SharedNickTests: XCTestCase {
     /// An operator's KILL of the nick ends every session of it; the room hears one QUIT.
     func testAKillEndsEverySession() throws {
         let hash = try PasswordHasher(logRounds: 4).hash("oper-secret")
-        let server = try TestServer(configure: { $0.operators = [.init(name: "root", passwordHash: hash)] })
-        try server.addAccount("ann", "ann-password")
-        try server.addAccount("bob", "bob-password")
+        let server = try annAndBob { $0.operators = [.init(name: "root", passwordHash: hash)] }
         let laptop = try server.connect(as: "ann")
         try laptop.join("#den")
         laptop.send("PRIVMSG #den :!room add bob")
@@ -159,21 +171,13 @@ final class SharedNickTests: XCTestCase {
 
     /// A ban on the laptop's mask holds for the phone too: a second device is no way round it.
     func testABanOnOneSessionsMaskHoldsForTheOthers() throws {
-        let server = try TestServer()
-        try server.addAccount("ann", "ann-password")
-        try server.addAccount("bob", "bob-password")
+        let server = try annAndBob()
         let bob = try server.connect(as: "bob")
         try bob.join("#den")
         bob.send("PRIVMSG #den :!room add ann")
-        let laptop = try server.connect()
-        laptop.send("PASS ann:ann-password")
-        laptop.send("NICK ann")
-        laptop.send("USER laptop 0 * :Ann")
+        let laptop = try connecting(server, as: "ann", nick: "ann", user: "laptop")
         try laptop.expect(command: "366", "#den")
-        let phone = try server.connect()
-        phone.send("PASS ann:ann-password")
-        phone.send("NICK ann")
-        phone.send("USER phone 0 * :Ann")
+        let phone = try connecting(server, as: "ann", nick: "ann", user: "phone")
         try phone.expect(command: "366", "#den")
         bob.send("MODE #den +b *!~laptop@*")
         try bob.expect(command: "MODE", "#den", "+b")
@@ -184,9 +188,7 @@ final class SharedNickTests: XCTestCase {
 
     /// The person is away while every session is: away on the laptop, here on the phone.
     func testThePersonIsAwayOnlyWhileEverySessionIs() throws {
-        let server = try TestServer()
-        try server.addAccount("ann", "ann-password")
-        try server.addAccount("bob", "bob-password")
+        let server = try annAndBob()
         let laptop = try server.connect(as: "ann")
         try laptop.join("#den")
         laptop.send("PRIVMSG #den :!room add bob")
