@@ -451,6 +451,7 @@ final class ClusterNodeLossTests: XCTestCase {
         second.send("USER bob 0 * :Bob")
         let answer = try second.expect("001 or 433", timeout: 15) { $0.command == "001" || $0.command == "433" }
         XCTAssertEqual(answer.command, "433")
+        XCTAssertTrue(answer.params.last?.contains("your own session on another server") == true, "\(answer)")
         XCTAssertLessThan(Date().timeIntervalSince(started), 5, "the 433 took more than a heartbeat or two")
         first.send("PING :still")
         XCTAssertEqual(try first.expect(command: "PONG").params.last, "still")

@@ -239,7 +239,10 @@ extension IRCServer {
                         if case .success(true) = gone, !client.closing {
                             self.finishRegistration(reply)
                         } else {
-                            reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
+                            // Sessions share a nick on one node only: say so, rather than leave the
+                            // owner wondering who has their nick.
+                            reply.numeric(.nicknameInUse, nick,
+                                          "Nickname is in use by your own session on another server of this network (devices share a nick on one server only)")
                         }
                     }
                 case .failure:
