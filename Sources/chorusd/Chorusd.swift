@@ -158,16 +158,16 @@ struct Serve: AsyncParsableCommand {
             throw error
         }
         warnIfOthersCanRead([settings.databasePath, settings.databasePath + "-wal", settings.resolvedKeyPath], logger: logger)
-        logger.info("Chorus is running", metadata: [
+        let running: Logger.Metadata = [
             "tls": "\(server.tlsAddress.map { "\($0)" } ?? "off")",
             "plain": "\(server.plainAddress.map { "\($0)" } ?? "off")",
             "web": "\(server.webAddress.map { "\($0)" } ?? "off")",
             "data": "\(settings.dataDirectory)",
             "store": "\(storeName)",
-        ])
+        ]
 
         // Stop cleanly on SIGINT/SIGTERM: tell everyone, write what is pending, close the database.
-        let service = ChorusService(server: server, logger: logger) {
+        let service = ChorusService(server: server, logger: logger, running: running) {
             // SIGHUP: the config file and the certificate again; a file that cannot be read changes nothing.
             do {
                 server.reload(try self.settings())
@@ -188,10 +188,16 @@ struct Serve: AsyncParsableCommand {
 struct ChorusService: Service {
     let server: IRCServer
     let logger: Logger
+    /// What "Chorus is running" says (the addresses, the data folder, the store).
+    let running: Logger.Metadata
     let reload: @Sendable () -> Void
 
     func run() async throws {
-        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+        // Said once SIGHUP is trapped here and SIGTERM and SIGINT by the group (before it runs its
+        // services): a SIGHUP that came between the start and the trap ended the process.
+        let reloads = await UnixSignalsSequence(trapping: .sighup)
+        logger.info("Chorus is running", metadata: running)
+        for await _ in reloads.cancelOnGracefulShutdown() {
             reload()
         }
         logger.info("shutting down")
