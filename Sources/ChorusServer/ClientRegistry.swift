@@ -52,6 +52,9 @@ struct ClientRegistry {
         guard let more = twins[client.nickKey], let first = nicks[client.nickKey] else { return [client] }
         return [first] + more
     }
+    /// Whether another connection is under `client`'s nick: asked on paths every line takes,
+    /// where `sharing` would make an array for one connection.
+    func sharesNick(_ client: Client) -> Bool { twins[client.nickKey] != nil }
     /// The connection that speaks for `client`'s nick to the rest of the network (presence, WHOIS).
     func first(sharing client: Client) -> Client { nicks[client.nickKey] ?? client }
     func connections(ofAccount key: String) -> [Client] { sessions[key] ?? [] }

@@ -405,13 +405,12 @@ public final class IRCServer: @unchecked Sendable {
         }
     }
 
-    /// The connection is gone: forget the client and tell the rooms it was in.
+    /// The connection is gone: forget the client and tell the rooms it was in. Where another
+    /// connection carries its nick on (`SharedNick.swift`), nobody else is told anything.
     func connectionClosed(_ client: Client, reason: String) {
-        let sharedNick = client.registered && registry.sharing(client).count > 1
+        let sharedNick = client.registered && registry.sharesNick(client)
         guard registry.remove(client, at: now()) else { return }
-        // Another session under the nick carries on: to everyone else, nobody left.
-        if sharedNick { return sessionClosed(client) }
-        withdrawPresence(of: client, reason: reason)
+        if sharedNick { handOverPresence(of: client) } else { withdrawPresence(of: client, reason: reason) }
         monitors.clear(for: client)
         client.closing = true
         tokenLogins.removeValue(forKey: ObjectIdentifier(client))
@@ -419,18 +418,21 @@ public final class IRCServer: @unchecked Sendable {
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
         guard client.registered else { return }
-        monitoredOffline(nick: client.nick, key: client.nickKey)
-        // The account's last connection: a running timer notes when, to ask at the next login, and
-        // the next login replays what was said from now on.
-        if let account = client.account, registry.connections(ofAccount: account.key).isEmpty {
-            let t = now()
-            workspace.run(TimeDeparture(account.name, at: t))
-            persist("when \(account.name) was last seen") { try $0.setLastSeen(of: account.key, at: t) }
+        if !sharedNick {
+            monitoredOffline(nick: client.nick, key: client.nickKey)
+            // The account's last connection: a running timer notes when, to ask at the next login,
+            // and the next login replays what was said from now on.
+            if let account = client.account, registry.connections(ofAccount: account.key).isEmpty {
+                let t = now()
+                workspace.run(TimeDeparture(account.name, at: t))
+                persist("when \(account.name) was last seen") { try $0.setLastSeen(of: account.key, at: t) }
+            }
+            let quit = Outgoing(Message(source: client.prefix, "QUIT", [reason]), time: now(), account: client.accountName)
+            broadcast(quit, to: peers(of: client), except: client)
         }
-        let quit = Outgoing(Message(source: client.prefix, "QUIT", [reason]), time: now(), account: client.accountName)
-        broadcast(quit, to: peers(of: client), except: client)
         for room in client.rooms { room.remove(client) }
         client.rooms.removeAll()
+        if sharedNick { sessionsLeft(after: client) }
     }
 
     /// Sends `ERROR` and closes; the rest happens in `connectionClosed`.

@@ -7,19 +7,11 @@ import ChorusIRC
 /// goes. What one session does as the person (PART, NICK, a JOIN, a line to someone) reaches the
 /// others; what it asks (WHOIS, LIST, a bot command's answer) is answered to it alone.
 extension IRCServer {
-    /// A session closed while another carries the nick on: it leaves its rooms without a word, and
-    /// the nick's presence record passes to the session that now speaks for it.
-    func sessionClosed(_ client: Client) {
-        if let record = published.removeValue(forKey: ObjectIdentifier(client)) {
-            published[ObjectIdentifier(registry.first(sharing: client))] = record
-        }
-        monitors.clear(for: client)
-        client.closing = true
-        tokenLogins.removeValue(forKey: ObjectIdentifier(client))
-        releaseHeldLines(of: client)
-        for room in client.rooms { room.remove(client) }
-        client.rooms.removeAll()
-        sessionsLeft(after: client)
+    /// A connection closed while another carries its nick on: the nick's presence record (in a
+    /// cluster) passes to the connection that now speaks for it.
+    func handOverPresence(of client: Client) {
+        guard let record = published.removeValue(forKey: ObjectIdentifier(client)) else { return }
+        published[ObjectIdentifier(registry.first(sharing: client))] = record
     }
 
     /// AWAY from one session: the person is away while every session of theirs is (as Ergo has
@@ -39,7 +31,7 @@ extension IRCServer {
     }
 
     /// After a session closed: the person is away if every session left is.
-    private func sessionsLeft(after client: Client) {
+    func sessionsLeft(after client: Client) {
         registry.noteAway(of: client, nil)
         let first = registry.first(sharing: client), left = registry.sharing(first)
         let owns = left.map { registry.ownAway[ObjectIdentifier($0)] }
@@ -60,16 +52,16 @@ extension IRCServer {
     /// A ban on the mask of any of the person's sessions bans the person: each session keeps its
     /// own `user@host`, and a second device must not be a way round a ban.
     func isBanned(_ client: Client, from room: LiveRoom) -> Bool {
-        registry.sharing(client).contains { room.isBanned($0) }
+        guard registry.sharesNick(client) else { return room.isBanned(client) }
+        return registry.sharing(client).contains { room.isBanned($0) }
     }
 
     /// A line the person sent from one session, shown in the others' conversations too (as
-    /// `echo-message` shows it to the sender).
-    func copyToOtherSessions(_ out: Outgoing, of client: Client, only recipients: (Client) -> Bool = { _ in true }) {
-        let sessions = registry.sharing(client)
-        guard sessions.count > 1 else { return }
+    /// `echo-message` shows it to the sender); tags alone only where they are understood.
+    func copyToOtherSessions(_ out: Outgoing, of client: Client) {
+        guard registry.sharesNick(client) else { return }
         let isTagMsg = out.message.command == "TAGMSG"
-        for session in sessions where session !== client && recipients(session) {
+        for session in registry.sharing(client) where session !== client {
             if isTagMsg && !session.caps.contains(.messageTags) { continue }
             send(out, to: session)
         }

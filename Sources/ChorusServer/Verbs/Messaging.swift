@@ -114,7 +114,7 @@ extension IRCServer {
                     continue
                 }
                 for session in registry.sharing(peer) where recipients(session) { send(out, to: session) }
-                if peer.nickKey != client.nickKey { copyToOtherSessions(out, of: client, only: recipients) }
+                if peer.nickKey != client.nickKey { copyToOtherSessions(out, of: client) }
                 if !isTagMsg { metrics.linesRelayed.increment() }
                 // To yourself with echo-message: the delivery and the (labeled) echo, both.
                 if echo { reply.add(out) }
@@ -151,7 +151,7 @@ extension IRCServer {
             send(line, to: peer)
         }
         if client.caps.contains(.echoMessage) { reply.add(out) }
-        if key != client.account?.key { copyToOtherSessions(out, of: client, only: recipients) }
+        if key != client.account?.key { copyToOtherSessions(out, of: client) }
         if command != "TAGMSG" && client.account != nil {
             recordPrivateLine(out, text: text, from: client, to: target, target: target)
         } else if elsewhere {
