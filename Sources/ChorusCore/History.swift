@@ -35,36 +35,9 @@ public struct HistoryEntry: Equatable, Sendable {
     }
 
     /// The key of the private conversation between two accounts, the same from either side.
-    /// Private lines a guest sent or was sent, written only so that another process sharing the
-    /// store delivers them: no account's name is `*`, so no one's history reads them.
-    public static let relayedOnly = "@*"
-
     public static func conversation(between a: String, and b: String) -> String {
         let (x, y) = (Account.key(a), Account.key(b))
         return x <= y ? "@\(x) \(y)" : "@\(y) \(x)"
-    }
-
-    /// The room line a relayed direct line stands in for: the process that holds the recipient's
-    /// connections leaves it out when one of them heard that line in `room` (any member did when
-    /// `membersHear`, else only the room's managers). That process knows who is in its rooms now;
-    /// the one that sent it may not yet.
-    public struct StandIn: Equatable, Sendable {
-        public var room: String
-        public var membersHear: Bool
-
-        public init(room: String, membersHear: Bool) {
-            self.room = room
-            self.membersHear = membersHear
-        }
-    }
-
-    /// Kept in `audience`, which a relayed line has no other use for: no account key starts with `#`.
-    public var standsInFor: StandIn? {
-        get {
-            guard conversation == Self.relayedOnly, let kept = audience, kept.count == 2, kept[0].hasPrefix("#") else { return nil }
-            return StandIn(room: kept[0], membersHear: kept[1] == "members")
-        }
-        set { audience = newValue.map { [$0.room, $0.membersHear ? "members" : "managers"] } }
     }
 }
 

@@ -4,9 +4,9 @@ import Foundation
 /// the comings and goings of their users, in the order they were committed, so that each process
 /// delivers them to its own clients.
 public protocol SharedLog: Sendable {
-    /// Lines and presence other processes committed after `position`, oldest first, at most
-    /// `limit` of each kind (this process's own are passed over), the position to read after next,
-    /// and whether more was left for the next read.
+    /// Lines, presence and bus messages other processes committed after `position`, oldest
+    /// first, at most `limit` of each kind (this process's own are passed over), the position to
+    /// read after next, and whether more was left for the next read.
     func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool)
     /// Calls `news` soon after a process commits something: a hint that may come late, or not at
     /// all, so a reader polls as well.
@@ -23,6 +23,9 @@ public protocol SharedLog: Sendable {
     /// The position of the last line committed: a reader that has read up to it has read every
     /// line committed before this call.
     func lastLinePosition() throws -> Int64
+    /// Writes `messages` to the log for the other processes, in this order, after everything this
+    /// process wrote before: on the writer, in its batch's transaction.
+    func post(_ messages: [BusMessage]) throws
 }
 
 /// What a wake-up from the log says.
@@ -35,10 +38,12 @@ public enum LogNews: Sendable {
     case appended(after: Int64, last: Int64, lines: [HistoryEntry])
 }
 
-/// What another process committed: a line, a change in who is connected there, or a room's new state.
+/// What another process committed: a line, a change in who is connected there, a message for
+/// the others, or a room's new state.
 public enum SharedChange: Sendable {
     case line(HistoryEntry)
     case presence(PresenceChange)
+    case bus(BusMessage)
     /// The room's stored state now (nil: it was closed), read after another process changed it.
     case room(String, StoredRoom?)
 }
@@ -138,7 +143,8 @@ public protocol SharedPresence: Sendable {
     /// Renews this process's lease. False when it had lapsed and the others had given this
     /// process up (its connections withdrawn): they must be published again.
     func heartbeat() throws -> Bool
-    /// Withdraws the connections of processes whose lease lapsed; returns those processes.
+    /// Withdraws the connections of processes whose lease lapsed, and forgets what every process
+    /// has read long since (departed connections, bus messages); returns those processes.
     func withdrawSilentNodes() throws -> [String]
     /// This process stops: its lease and its connections go (each with `reason`).
     func leave(reason: String) throws

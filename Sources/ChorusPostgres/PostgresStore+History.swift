@@ -35,8 +35,11 @@ extension PostgresStore {
         }
     }
 
-    /// The position of the log's last entry (a line's id or a presence change's), as a statement reads it.
-    static let logEnd = "greatest((SELECT coalesce(max(id), 0) FROM history), (SELECT coalesce(max(seq), 0) FROM presence))"
+    /// The position of the log's last entry (a line's id, a presence change's or a bus message's), as a statement reads it.
+    static let logEnd = """
+        greatest((SELECT coalesce(max(id), 0) FROM history), (SELECT coalesce(max(seq), 0) FROM presence),
+                 (SELECT coalesce(max(id), 0) FROM bus))
+        """
     /// PostgreSQL takes a notification's payload up to 8,000 bytes (bytes, not characters: `octet_length`).
     private static let longestNews = 7900
 
@@ -66,25 +69,30 @@ extension PostgresStore: SharedLog {
     public func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool) {
         let node = pool.node
         return try db.read { link in
-            // The lines, and in the same round trip whether presence changed at all (seldom, next
-            // to lines): a row even when there are no lines, whose line columns are then null.
+            // The lines, and in the same round trip whether presence or the bus moved at all
+            // (seldom, next to lines): a row even when there are no lines, whose line columns are then null.
             let rows = try link.query("""
-                SELECT coalesce((SELECT max(seq) FROM presence), 0), h.* FROM (SELECT 1) one LEFT JOIN LATERAL (
+                SELECT coalesce((SELECT max(seq) FROM presence), 0), coalesce((SELECT max(id) FROM bus), 0), h.*
+                FROM (SELECT 1) one LEFT JOIN LATERAL (
                   SELECT id, node, \(raw: Self.historyColumns) FROM history WHERE id > \(position) ORDER BY id LIMIT \(limit)) h ON true
                 """)
             let presenceTop: Int64 = try rows.first?.int64(0) ?? 0
-            let lines = try rows.filter { try $0.int64(1) as Int64? != nil }
+            let busTop: Int64 = try rows.first?.int64(1) ?? 0
+            let lines = try rows.filter { try $0.int64(2) as Int64? != nil }
             let presence = presenceTop <= position ? [] : try link.query(
                 "SELECT seq, \(raw: Self.presenceColumns) FROM presence WHERE seq > \(position) ORDER BY seq LIMIT \(limit)")
-            // Both in one order; where a kind filled its limit, nothing after its last is taken yet.
+            let bus = busTop <= position ? [] : try link.query(
+                "SELECT id, node, kind, body::text FROM bus WHERE id > \(position) ORDER BY id LIMIT \(limit)")
+            // All in one order; where a kind filled its limit, nothing after its last is taken yet.
             var end = Int64.max
-            if lines.count == limit, let last = lines.last { end = min(end, try last.int64(1) as Int64) }
+            if lines.count == limit, let last = lines.last { end = min(end, try last.int64(2) as Int64) }
             if presence.count == limit, let last = presence.last { end = min(end, try last.int64(0) as Int64) }
+            if bus.count == limit, let last = bus.last { end = min(end, try last.int64(0) as Int64) }
             var merged: [(id: Int64, change: SharedChange?)] = []
             for row in lines {
-                let id: Int64 = try row.int64(1)
+                let id: Int64 = try row.int64(2)
                 guard id <= end else { break }
-                merged.append((id, try row.string(2) as String? == node ? nil : .line(try Self.entry(PostgresSQLRow(row: row)))))
+                merged.append((id, try row.string(3) as String? == node ? nil : .line(try Self.entry(PostgresSQLRow(row: row)))))
             }
             for row in presence {
                 let id: Int64 = try row.int64(0)
@@ -95,8 +103,29 @@ extension PostgresStore: SharedLog {
                                                   : .here(record)
                 merged.append((id, record.node == node ? nil : .presence(change)))
             }
+            for row in bus {
+                let id: Int64 = try row.int64(0)
+                guard id <= end else { break }
+                let own = try row.string(1) as String == node
+                // A kind this build does not know (a newer node's) is passed over.
+                let message = own ? nil : try BusMessage(kind: try row.string(2), body: Data((try row.string(3) as String).utf8))
+                merged.append((id, message.map { .bus($0) }))
+            }
             merged.sort { $0.id < $1.id }
             return (merged.compactMap(\.change), merged.last?.id ?? position, end != Int64.max)
+        }
+    }
+
+    public func post(_ messages: [BusMessage]) throws {
+        guard !messages.isEmpty else { return }
+        let node = pool.node
+        let rows = try messages.map { message -> SQL in
+            let body = String(decoding: try message.body(), as: UTF8.self)
+            return "(\(raw: Self.nextPosition), \(node), \(message.kind), \(body)::jsonb, \(raw: Self.databaseNow))"
+        }.joined(separator: ", ")
+        try db.write { link in
+            try Self.takeLog(link, node: node)
+            try link.execute("INSERT INTO bus (id, node, kind, body, created) VALUES \(rows)")
         }
     }
 

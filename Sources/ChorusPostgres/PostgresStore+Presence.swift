@@ -11,14 +11,15 @@ extension PostgresStore: SharedPresence {
     public static let lease: TimeInterval = 6
     /// How often a process renews its lease.
     public static let heartbeatInterval: TimeInterval = 2
-    /// How long a departed connection's row stays, for processes that have not read it yet.
+    /// How long a departed connection's row and a bus message stay, for processes that have not read them yet.
     static let goneKept: TimeInterval = 60
 
     static let presenceColumns = "connection, node, nick, nick_key, user_name, host, realname, account, away, modes, rooms, since, note, gone"
     /// Where `gone` is among `presenceColumns`.
     static let presenceGoneColumn = 13
-    private static let databaseNow = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
-    private static let nextPosition = "nextval('history_id_seq')"
+    static let databaseNow = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+    /// A place in the log's one order: lines, presence changes and bus messages all take theirs here.
+    static let nextPosition = "nextval('history_id_seq')"
 
     public var node: String { pool.node }
     public var heartbeatInterval: TimeInterval { Self.heartbeatInterval }
@@ -115,16 +116,18 @@ extension PostgresStore: SharedPresence {
         let lapsed = try db.read { link in
             try link.query("SELECT 1 FROM nodes WHERE heartbeat < \(raw: Self.databaseNow) - \(lease) LIMIT 1")
         }
-        let oldGone = try db.read { link in
+        let kept = Self.millis(Self.goneKept)
+        let old = try db.read { link in
             try link.query("""
-                SELECT 1 FROM presence
-                WHERE gone AND changed < \(raw: Self.databaseNow) - \(Self.millis(Self.goneKept)) LIMIT 1
+                SELECT 1 FROM presence WHERE gone AND changed < \(raw: Self.databaseNow) - \(kept)
+                UNION ALL SELECT 1 FROM bus WHERE created < \(raw: Self.databaseNow) - \(kept) LIMIT 1
                 """)
         }
-        if lapsed.isEmpty && oldGone.isEmpty { return [] }
+        if lapsed.isEmpty && old.isEmpty { return [] }
         return try db.write { link in
             try Self.takeLog(link, node: node)
-            try link.execute("DELETE FROM presence WHERE gone AND changed < \(raw: Self.databaseNow) - \(Self.millis(Self.goneKept))")
+            try link.execute("DELETE FROM presence WHERE gone AND changed < \(raw: Self.databaseNow) - \(kept)")
+            try link.execute("DELETE FROM bus WHERE created < \(raw: Self.databaseNow) - \(kept)")
             let nodes = try link.query("DELETE FROM nodes WHERE heartbeat < \(raw: Self.databaseNow) - \(lease) RETURNING node")
                 .map { try $0.string(0) as String }
             for lost in nodes { try Self.markGone(link, "node = \(lost) AND NOT gone", reason: "Server lost") }

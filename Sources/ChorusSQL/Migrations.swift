@@ -450,5 +450,23 @@ public enum Migrations {
         Migration(21, "v21: each installation wakes on a channel of its own", postgres: """
             CREATE OR REPLACE FUNCTION chorus_room_changed() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE changed_room TEXT; BEGIN IF TG_TABLE_NAME = 'rooms' THEN changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; ELSE changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.room ELSE NEW.room END; END IF; INSERT INTO room_changes (room, changed, node) VALUES (changed_room, (extract(epoch from clock_timestamp()) * 1000)::bigint, current_setting('chorus.node', true)) ON CONFLICT (room) DO UPDATE SET changed = excluded.changed, node = excluded.node; PERFORM pg_notify(coalesce(current_setting('chorus.channel', true), 'chorus_lines'), 'rooms ' || coalesce(current_setting('chorus.node', true), '')); RETURN NULL; END $$
             """),
-    ] + accountsAndOutsiders
+    ] + accountsAndOutsiders + [
+        // What one node tells the others that is no one's history (`BusMessage`): lines only
+        // relayed and orders about guests, each with its kind and its fields, where they rode in
+        // the history as rows of a conversation nobody reads (`@*`) with fields packed in the
+        // text. A message takes its id from the history's sequence, so the others read it in the
+        // one order with the lines and presence around it; it stays a minute, as a departed
+        // connection's presence does.
+        Migration(29, "v29: a bus between nodes", postgres: """
+            CREATE TABLE bus (
+              id BIGINT PRIMARY KEY,
+              node TEXT COLLATE "C" NOT NULL,
+              kind TEXT COLLATE "C" NOT NULL,
+              body JSONB NOT NULL,
+              created BIGINT NOT NULL
+            );
+            CREATE INDEX bus_created ON bus(created);
+            DELETE FROM history WHERE conversation = '@*'
+            """),
+    ]
 }

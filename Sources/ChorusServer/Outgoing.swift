@@ -91,11 +91,21 @@ extension Outgoing {
     /// reconnects reads replayed events as it read them live.
     init(replaying entry: HistoryEntry, to target: String, stampingText: Bool) {
         let text = stampingText ? "[\(Timestamp.short(entry.time))] \(entry.text)" : entry.text
+        self.init(said: entry.command, text, by: entry.source, account: entry.account, to: target, time: entry.time,
+                  msgid: entry.msgid, storedTags: entry.clientTags)
+    }
+
+    /// A line another node relayed (`BusMessage.line`), to `target`.
+    init(relayed line: RelayedLine, to target: String) {
+        self.init(said: line.command, line.text, by: line.source, account: line.account, to: target, time: line.time,
+                  msgid: line.msgid, storedTags: line.clientTags)
+    }
+
+    private init(said command: String, _ text: String, by source: String, account: String?, to target: String, time: Date,
+                 msgid: String, storedTags: String) {
         // Notices (the bot's events among them) are split rather than cut: they must be read whole.
-        self.init(Message(source: entry.source, entry.command, entry.command == "TAGMSG" ? [target] : [target, text]),
-                  time: entry.time, msgid: entry.msgid,
-                  account: entry.account, clientTags: Self.tags(stored: entry.clientTags),
-                  overlong: entry.command == "NOTICE" ? .split : .cut)
+        self.init(Message(source: source, command, command == "TAGMSG" ? [target] : [target, text]), time: time, msgid: msgid,
+                  account: account, clientTags: Self.tags(stored: storedTags), overlong: command == "NOTICE" ? .split : .cut)
     }
 
     /// Tags as a history row keeps them (`key=value;…`, escaped as on the wire).

@@ -37,7 +37,7 @@ final class MigrationTests: XCTestCase {
         }
         let postgres = try TestStore.fresh() as! PostgresStore
         defer { postgres.close() }
-        let clusterTables: Set<String> = ["nodes", "presence", "room_changes", "chorus_migrations"]
+        let clusterTables: Set<String> = ["nodes", "presence", "room_changes", "bus", "chorus_migrations"]
         let postgresColumns = try postgres.db.read { link in
             Set(try link.query("""
                 SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema()

@@ -166,10 +166,10 @@ extension IRCServer {
         })
     }
 
-    /// The writer's handle (a batch's transaction) as the shared store: a write through the store
-    /// itself would wait for the log's lock that the batch may hold.
-    private static func shared(_ handle: any ChorusStorage, _ store: any SharedPresence) -> any SharedPresence {
-        handle as? any SharedPresence ?? store
+    /// The writer's handle (a batch's transaction) as the shared store's presence or log: a write
+    /// through the store itself would wait for the log's lock that the batch may hold.
+    static func shared<Part>(_ handle: any ChorusStorage, _ store: Part) -> Part {
+        handle as? Part ?? store
     }
 
     /// Whether a nick is held by a user of another process.
@@ -188,6 +188,7 @@ extension IRCServer {
             case .line(let entry): deliverLine(entry)
             case .presence(.here(let record)): arrived(record)
             case .presence(.gone(let connection, let reason)): left(connection, reason: reason)
+            case .bus(let message): deliver(message)
             case .room(let key, let stored): roomChangedElsewhere(key, stored)
             }
         }
@@ -196,10 +197,10 @@ extension IRCServer {
     /// A room line goes to the room's members (a line for some members only, to them and the
     /// managers); a private line to the recipient's connections.
     private func deliverLine(_ entry: HistoryEntry) {
-        if entry.conversation == HistoryEntry.relayedOnly {
-            deliverRelayed(entry)
-        } else if entry.conversation.hasPrefix("@") {
-            deliverPrivately(entry)
+        if entry.conversation.hasPrefix("@") {
+            deliverPrivately(to: privateRecipients(of: entry.target), tagsOnly: false) {
+                Outgoing(replaying: entry, to: $0, stampingText: false)
+            }
         } else if let room = rooms[entry.conversation] {
             let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
             broadcast(outgoing, to: room.members, only: { member in

@@ -150,7 +150,7 @@ extension IRCServer {
                     let line = text ?? eventLine(event)
                     text = line
                     let standIn = delivery.roomLine.map {
-                        HistoryEntry.StandIn(room: $0.conversation, membersHear: delivery.reaches(account: key, isManager: false))
+                        RelayedLine.StandIn(room: $0.conversation, membersHear: delivery.reaches(account: key, isManager: false))
                     }
                     relayDirectLine(line, to: elsewhere[0].account ?? key, standingInFor: standIn, tags: tags, at: t)
                 }
@@ -260,14 +260,12 @@ extension IRCServer {
         }
     }
 
-    /// A direct line from the bot to an account connected to other processes only: written to
-    /// the log as a private line no one's history reads, which those processes deliver to it.
-    private func relayDirectLine(_ text: String, to account: String, standingInFor standIn: HistoryEntry.StandIn?,
+    /// A direct line from the bot to an account connected to other processes only: posted on the
+    /// bus, and those processes deliver it to the account's connections.
+    private func relayDirectLine(_ text: String, to account: String, standingInFor standIn: RelayedLine.StandIn?,
                                  tags: [Message.Tag], at time: Date) {
-        var entry = HistoryEntry(conversation: HistoryEntry.relayedOnly, msgid: ids.next(at: time), time: time, command: "NOTICE",
-                                 source: serviceSource, account: config.serviceNick, target: account, text: text,
-                                 clientTags: Message.serializedTags(tags))
-        entry.standsInFor = standIn
-        record(entry)
+        post(.line(RelayedLine(msgid: ids.next(at: time), time: time, command: "NOTICE", source: serviceSource,
+                               account: config.serviceNick, target: account, text: text,
+                               clientTags: Message.serializedTags(tags), standsInFor: standIn)))
     }
 }

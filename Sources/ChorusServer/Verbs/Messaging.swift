@@ -155,7 +155,7 @@ extension IRCServer {
         if command != "TAGMSG" && client.account != nil {
             recordPrivateLine(out, text: text, from: client, to: target, target: target)
         } else if elsewhere {
-            recordRelayedLine(out, text: text, from: client, target: target)  // a guest's line, or tags only
+            relay(out, text: text, from: client, target: target)  // a guest's line, or tags only
         }
         if connections.isEmpty && !elsewhere { held.append(HeldLine(target: target, msgid: msgid, line: out)) }
         return true
@@ -168,12 +168,12 @@ extension IRCServer {
         if client.caps.contains(.echoMessage) { reply.add(out) }
         copyToOtherSessions(out, of: client)
         if command == "PRIVMSG", let away = peer.away { reply.numeric(.away, peer.nick, away) }
-        guard command != "TAGMSG" else { return recordRelayedLine(out, text: text, from: client, target: peer.nick) }
+        guard command != "TAGMSG" else { return relay(out, text: text, from: client, target: peer.nick) }
         metrics.linesRelayed.increment()
         if client.account != nil, let account = peer.account {
             recordPrivateLine(out, text: text, from: client, to: account, target: peer.nick)
         } else {
-            recordRelayedLine(out, text: text, from: client, target: peer.nick)
+            relay(out, text: text, from: client, target: peer.nick)
         }
     }
 

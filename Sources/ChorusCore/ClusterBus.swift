@@ -1,0 +1,120 @@
+import Foundation
+
+/// What one node tells the others that is neither team state nor anyone's history: a line only
+/// relayed, and an order a manager here gives about a guest connected there. Each message is
+/// written to the shared log in its one order with the lines and presence around it (a reaction
+/// never arrives before the line it reacts to) and read by every other node (`SharedLog.changes`).
+/// A store of one process (SQLite) has no bus, and nothing posts to it.
+public enum BusMessage: Equatable, Sendable {
+    case line(RelayedLine)
+    /// Takes a guest connected to the node that reads it out of a room.
+    case kick(GuestOrder)
+    /// Lets a guest connected to the node that reads it into a room, and tells them.
+    case invite(GuestOrder)
+}
+
+/// A line the receiving node delivers as it is and no one's history keeps: a TAGMSG, a line to a
+/// room's managers or voiced (`@#room`), a guest's private line, the bot's direct line to an
+/// account connected elsewhere only.
+public struct RelayedLine: Codable, Equatable, Sendable {
+    public var msgid: String
+    public var time: Date
+    /// `PRIVMSG`, `NOTICE` or `TAGMSG`.
+    public var command: String
+    public var source: String
+    public var account: String?
+    /// A room's name, perhaps with `@` or `+` before it (its managers, or voiced too), a nick, or
+    /// an account's name (its connections, whatever their nicks).
+    public var target: String
+    public var text: String
+    /// The sender's client tags, serialized (`+draft/react=…`).
+    public var clientTags: String
+    /// The bot's direct line stands in for this room line, for someone who may have heard it.
+    public var standsInFor: StandIn?
+
+    public init(msgid: String, time: Date, command: String, source: String, account: String?, target: String,
+                text: String, clientTags: String = "", standsInFor: StandIn? = nil) {
+        self.msgid = msgid
+        self.time = time
+        self.command = command
+        self.source = source
+        self.account = account
+        self.target = target
+        self.text = text
+        self.clientTags = clientTags
+        self.standsInFor = standsInFor
+    }
+
+    /// The room line a direct line stands in for: the node that holds the recipient's connections
+    /// leaves it out when one of them heard that line in `room` (any member did when
+    /// `membersHear`, else only the room's managers). That node knows who is in its rooms now; the
+    /// one that sent it may not yet.
+    public struct StandIn: Codable, Equatable, Sendable {
+        /// The room's key.
+        public var room: String
+        public var membersHear: Bool
+
+        public init(room: String, membersHear: Bool) {
+            self.room = room
+            self.membersHear = membersHear
+        }
+    }
+}
+
+/// What a manager on one node does to a guest connected to another (KICK, INVITE). A member is
+/// never ordered: their membership changes in the store, and every node reads the room again.
+public struct GuestOrder: Codable, Equatable, Sendable {
+    /// The guest's nick.
+    public var guest: String
+    /// The room's name.
+    public var room: String
+    /// A KICK's reason.
+    public var reason: String?
+    /// Who gave the order: their prefix and account.
+    public var source: String
+    public var account: String?
+    public var time: Date
+
+    public init(guest: String, room: String, reason: String? = nil, source: String, account: String?, time: Date) {
+        self.guest = guest
+        self.room = room
+        self.reason = reason
+        self.source = source
+        self.account = account
+        self.time = time
+    }
+}
+
+extension BusMessage {
+    /// The message's kind, as the log's `kind` column names it.
+    public var kind: String {
+        switch self {
+        case .line: return "line"
+        case .kick: return "kick"
+        case .invite: return "invite"
+        }
+    }
+
+    /// The message's body as JSON, times in milliseconds.
+    public func body() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .millisecondsSince1970
+        encoder.outputFormatting = .sortedKeys
+        switch self {
+        case .line(let line): return try encoder.encode(line)
+        case .kick(let order), .invite(let order): return try encoder.encode(order)
+        }
+    }
+
+    /// A message from its kind and body; nil for a kind this build does not know (a newer node's).
+    public init?(kind: String, body: Data) throws {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        switch kind {
+        case "line": self = .line(try decoder.decode(RelayedLine.self, from: body))
+        case "kick": self = .kick(try decoder.decode(GuestOrder.self, from: body))
+        case "invite": self = .invite(try decoder.decode(GuestOrder.self, from: body))
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import ChorusCore
+import ChorusIRC
+@testable import ChorusPostgres
+@testable import ChorusServer
+import ChorusTestSupport
+import Foundation
+import XCTest
+
+/// The bus between nodes (`BusMessage`): what one node tells another that no one's history keeps,
+/// typed, in the one order of the log. Runs in the PostgreSQL pass (`CHORUS_TEST_STORE=postgres`).
+final class ClusterBusTests: XCTestCase {
+    private func nodes(_ count: Int) throws -> [TestServer] {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        return try (0..<count).map { _ in try TestServer(sharing: shared) }
+    }
+
+    /// ann on node A says to ben on node B a kept line, then tags only (a TAGMSG, on the bus), ten
+    /// times over without waiting: ben reads them in the order she said them.
+    func testLinesKeptAndLinesOnlyRelayedArriveInTheOrderTheyWereSaid() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        try n[0].addAccount("ben", "ben-password")
+        try n[1].server.reloadAccountKeys()
+        let ann = try n[0].connect(as: "ann", caps: ["message-tags"])
+        let ben = try n[1].connect(as: "ben", caps: ["message-tags"])
+        try waitUntil(ann, sees: "ben")
+        for i in 1...10 {
+            ann.send("PRIVMSG ben :line \(i)")
+            ann.send("@+example.com/after=\(i) TAGMSG ben")
+        }
+        let heard = try ben.collect(until: { $0.command == "TAGMSG" && $0.tag("+example.com/after") == "10" })
+            .filter { $0.command == "PRIVMSG" || $0.command == "TAGMSG" }
+            .map { $0.command == "PRIVMSG" ? $0.params[1] : "tags \($0.tag("+example.com/after") ?? "?")" }
+        XCTAssertEqual(heard, (1...10).flatMap { ["line \($0)", "tags \($0)"] })
+    }
+
+    /// A guest's private line and a manager's KICK of a guest elsewhere ride the bus as messages of
+    /// their own kind and fields, and nothing of them is in the history.
+    func testWhatTheBusCarriesIsTypedAndIsNoOnesHistory() throws {
+        let n = try nodes(2)
+        try n[0].addAccount("ann", "ann-password")
+        let ann = try n[0].connect(as: "ann")
+        try ann.join("#ops")
+        let gus = try n[1].connect()
+        try gus.register("gus")
+        try waitUntil(ann, sees: "gus")
+        gus.send("JOIN #ops")
+        try ann.expect("gus's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("gus!") == true }
+
+        gus.send("PRIVMSG ann :a guest says hello")
+        let line = try ann.expect("gus's line") { $0.command == "PRIVMSG" && $0.params.last == "a guest says hello" }
+        XCTAssertEqual(line.params.first, "ann")
+        ann.send("KICK #ops gus :not today")
+        XCTAssertEqual(try gus.expect(command: "KICK").params, ["#ops", "gus", "not today"])
+
+        let store = try XCTUnwrap(n[0].server.store as? PostgresStore)
+        let bus = try store.db.read { link in
+            try link.query("SELECT kind, body->>'target', body->>'guest', body->>'reason' FROM bus ORDER BY id").map {
+                [try $0.string(0) as String, try $0.string(1) as String? ?? "-", try $0.string(2) as String? ?? "-",
+                 try $0.string(3) as String? ?? "-"]
+            }
+        }
+        XCTAssertEqual(bus, [["line", "ann", "-", "-"], ["kick", "-", "gus", "not today"]])
+        let relayedInHistory = try store.db.read { link in
+            try link.query("SELECT count(*) FROM history WHERE text = 'a guest says hello' OR conversation LIKE '@*%'").first?.int64(0)
+        }
+        XCTAssertEqual(relayedInHistory, 0)
+    }
+
+    /// Asks until `watcher`'s node knows `nick` is connected (ISON), at most five seconds.
+    private func waitUntil(_ watcher: TestClient, sees nick: String) throws {
+        for _ in 0..<50 {
+            watcher.send("ISON \(nick)")
+            if try watcher.expect(command: "303").params.last == nick { return }
+            usleep(100_000)
+        }
+        XCTFail("\(nick) never seen")
+    }
+}
