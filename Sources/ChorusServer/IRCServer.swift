@@ -88,7 +88,7 @@ public final class IRCServer: @unchecked Sendable {
     var flushScheduled = false
     /// Chat lines waiting to be stored in one batch.
     private(set) lazy var history = HistoryBuffer(loop: loop, workspace: workspace,
-                                                  gathering: sharedPresence == nil ? .wait(HistoryBuffer.delay) : .whileOneIsWritten) { [unowned self] lines, error in
+                                                  gathering: cluster == nil ? .wait(HistoryBuffer.delay) : .whileOneIsWritten) { [unowned self] lines, error in
         self.historyWritten(lines, error)
     }
     /// History that could not be written (a full disk): whether the log said so, when it last
@@ -119,21 +119,11 @@ public final class IRCServer: @unchecked Sendable {
     private(set) var reportLinks: ReportLinks?
     /// Where clients upload a picture (`draft/FILEHOST`, `POST` with a token), when there is a web side.
     var fileHost: String? { reportLinks.map { $0.base + WebRequests.photoPath } }
-    /// What other processes on the same database commit (a PostgreSQL store), delivered here.
-    var clusterFeed: ClusterFeed?
-    /// Other processes on the same database, if any: given at start (`init`).
-    let cluster: ClusterLink?
-    /// Who is connected to the other processes, and this process's place among them; nil with a
-    /// store of one process's own (SQLite).
-    var sharedPresence: (any SharedPresence)? { cluster?.presence }
+    /// This node's part in a cluster of processes on one database, made from the `ClusterLink`
+    /// given at start; nil with a store of one process's own (SQLite).
+    private(set) var cluster: ClusterNode?
+    /// Who is connected to the other nodes, as their latest presence says (empty without a cluster).
     var remote: RemotePresence
-    /// What the other processes were last told of each connection here (`IRCServer+Cluster`).
-    var published: [ObjectIdentifier: PresenceRecord] = [:]
-    var heartbeatTask: RepeatedTask?
-    /// A change of presence could not be written: the store's view of this process's users is
-    /// written again once it answers (`IRCServer+Cluster`).
-    var presenceUnsure = false
-    var dueWatch: RepeatedTask?
 
     /// `cluster`: the shared log and presence when other processes share the database (nil: this
     /// process is the server).
@@ -154,7 +144,6 @@ public final class IRCServer: @unchecked Sendable {
                             serviceNick: config.serviceNick, serviceSource: "\(config.serviceNick)!bot@\(config.serverName)"),
             wording: wording, connected: connected, sharedWithOthers: cluster != nil, now: now, logger: logger)
         self.newSecret = newSecret
-        self.cluster = cluster
         // One loop: see the type's comment.
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         self.loop = self.group.next()
@@ -168,6 +157,7 @@ public final class IRCServer: @unchecked Sendable {
             guard let self else { return }
             self.loop.execute { self.setReminderTimer(for: next) }
         }
+        self.cluster = cluster.map { ClusterNode(server: self, link: $0) }
     }
 
     // MARK: Lifecycle
@@ -232,7 +222,7 @@ public final class IRCServer: @unchecked Sendable {
             self?.checkLiveness()
         }
         // Other processes on the same database: their lines and users reach the clients here.
-        if let cluster { try startCluster(cluster.log) }
+        try cluster?.start()
         // Reminders whose time passed while the server was down fire once, now.
         workspace.reckonDue()
         // A renewed certificate (Let's Encrypt) is picked up without a restart.
@@ -305,7 +295,7 @@ public final class IRCServer: @unchecked Sendable {
                 self.disconnect(client, reason: reason)
             }
             self.flushHistory()
-            self.stopCluster(reason: reason)
+            self.cluster?.stop(reason: reason)
         }.wait()
         workspace.waitUntilWritten()
         try? threadPool.syncShutdownGracefully()
@@ -410,7 +400,11 @@ public final class IRCServer: @unchecked Sendable {
     func connectionClosed(_ client: Client, reason: String) {
         let sharedNick = client.registered && registry.sharesNick(client)
         guard registry.remove(client, at: now()) else { return }
-        if sharedNick { handOverPresence(of: client) } else { withdrawPresence(of: client, reason: reason) }
+        if sharedNick {
+            cluster?.handOverPresence(of: client, to: registry.first(sharing: client))
+        } else {
+            cluster?.withdrawPresence(of: client, reason: reason)
+        }
         monitors.clear(for: client)
         client.closing = true
         tokenLogins.removeValue(forKey: ObjectIdentifier(client))

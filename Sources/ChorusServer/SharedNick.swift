@@ -7,13 +7,6 @@ import ChorusIRC
 /// goes. What one session does as the person (PART, NICK, a JOIN, a line to someone) reaches the
 /// others; what it asks (WHOIS, LIST, a bot command's answer) is answered to it alone.
 extension IRCServer {
-    /// A connection closed while another carries its nick on: the nick's presence record (in a
-    /// cluster) passes to the connection that now speaks for it.
-    func handOverPresence(of client: Client) {
-        guard let record = published.removeValue(forKey: ObjectIdentifier(client)) else { return }
-        published[ObjectIdentifier(registry.first(sharing: client))] = record
-    }
-
     /// AWAY from one session: the person is away while every session of theirs is (as Ergo has
     /// it), with the text of the last to go away.
     func setAway(_ client: Client, _ text: String?) {
@@ -46,7 +39,7 @@ extension IRCServer {
         for session in sessions { session.away = text }
         let out = Outgoing(Message(source: client.prefix, "AWAY", text.map { [$0] } ?? []), time: now(), account: client.accountName)
         broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
-        presenceChanged(registry.first(sharing: client))
+        cluster?.presenceChanged(registry.first(sharing: client))
     }
 
     /// A ban on the mask of any of the person's sessions bans the person: each session keeps its

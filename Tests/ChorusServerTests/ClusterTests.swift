@@ -129,7 +129,7 @@ final class ClusterTests: XCTestCase {
         defer { withExtendedLifetime(nodes) {} }
         ben.send("PART #den")
         try ann.expect("ben gone from #den") { $0.command == "PART" && $0.source?.hasPrefix("ben!") == true }
-        nodes[0].server.clusterFeed?.stop()
+        nodes[0].server.cluster?.feed?.stop()
         try ben.join("#den")
         ann.send("PRIVMSG #den :!job add Sweep the porch @ben")
         try ann.expect("the job made") { $0.params.last?.contains("“Sweep the porch”") == true }

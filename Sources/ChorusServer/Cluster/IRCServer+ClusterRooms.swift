@@ -54,7 +54,7 @@ extension IRCServer {
                 }
                 room.remove(client)
                 client.rooms.removeAll { $0 === room }
-                presenceChanged(client, note: reason)
+                cluster?.presenceChanged(client, note: reason)
             }
         }
         for client in room.members {
@@ -62,7 +62,7 @@ extension IRCServer {
             let before = room.status(of: client) ?? [], after = LiveRoom.Status(membership)
             guard after != before else { continue }
             room.setStatus(client, after)
-            presenceChanged(client)
+            cluster?.presenceChanged(client)
             tellStatusChange(of: client.nick, in: room, from: before.letters, to: after.letters)
         }
     }

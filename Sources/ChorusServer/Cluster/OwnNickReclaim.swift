@@ -9,10 +9,10 @@ import NIOCore
 /// node stays silent, and goes on with the nick once the others give the node up. A node that
 /// renews its lease meanwhile is alive, and its session keeps the nick: 433 after at most about
 /// one heartbeat, as for a second device of the account.
-extension IRCServer {
+extension ClusterNode {
     /// The session of `client`'s own account on another node that holds `nick`, if that is who does.
     func ownSessionElsewhere(holding nick: String, for client: Client) -> PresenceRecord? {
-        guard let account = client.account?.key, let holder = remote.user(nick: nick),
+        guard let account = client.account?.key, let holder = server.remote.user(nick: nick),
               let holding = holder.account, Account.key(holding) == account else { return nil }
         return holder
     }
@@ -22,19 +22,17 @@ extension IRCServer {
     /// three heartbeats. A node silent past its lease is given up from here at once, rather than at
     /// this node's next heartbeat.
     func sessionGone(_ holder: PresenceRecord) -> EventLoopFuture<Bool> {
-        guard let presence = sharedPresence else { return loop.makeSucceededFuture(false) }
-        let promise = loop.makePromise(of: Bool.self)
+        let promise = server.loop.makePromise(of: Bool.self)
         let deadline = NIODeadline.now() + .milliseconds(Int64((presence.lease + 3 * presence.heartbeatInterval) * 1000))
-        look(for: holder, presence, since: nil, until: deadline, promise)
+        look(for: holder, since: nil, until: deadline, promise)
         return promise.futureResult
     }
 
-    private func look(for holder: PresenceRecord, _ presence: any SharedPresence, since first: Int64?,
-                      until deadline: NIODeadline, _ promise: EventLoopPromise<Bool>) {
-        if remote.user(nick: holder.nick)?.connection != holder.connection { return promise.succeed(true) }
+    private func look(for holder: PresenceRecord, since first: Int64?, until deadline: NIODeadline, _ promise: EventLoopPromise<Bool>) {
+        if server.remote.user(nick: holder.nick)?.connection != holder.connection { return promise.succeed(true) }
         if NIODeadline.now() > deadline { return promise.succeed(false) }
-        let node = holder.node
-        background { () -> Int64? in
+        let node = holder.node, presence = self.presence
+        server.background { () -> Int64? in
             guard let beat = try presence.lastHeartbeat(of: node) else { return nil }
             if beat.silent > presence.lease { _ = try presence.withdrawSilentNodes() }
             return beat.at
@@ -44,11 +42,11 @@ extension IRCServer {
                 promise.succeed(false)  // renewed: the node lives, and so does its session
             case .success(let beat):
                 // Still silent, or given up (nil): the feed brings the session's end here.
-                self.loop.scheduleTask(in: Self.reclaimLook) {
-                    self.look(for: holder, presence, since: first ?? beat, until: deadline, promise)
+                self.server.loop.scheduleTask(in: Self.reclaimLook) {
+                    self.look(for: holder, since: first ?? beat, until: deadline, promise)
                 }
             case .failure(let error):
-                self.logger.warning("cannot tell whether a node lives", metadata: ["node": "\(node)", "error": "\(error)"])
+                self.server.logger.warning("cannot tell whether a node lives", metadata: ["node": "\(node)", "error": "\(error)"])
                 promise.succeed(false)
             }
         }

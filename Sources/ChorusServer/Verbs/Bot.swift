@@ -244,7 +244,7 @@ extension IRCServer {
             line.message.params[1] = member.nick
             send(line, to: member)
             member.rooms.removeAll { $0 === room }
-            presenceChanged(member, note: "Room closed by \(manager)")
+            cluster?.presenceChanged(member, note: "Room closed by \(manager)")
         }
     }
 
@@ -264,7 +264,7 @@ extension IRCServer {
     /// bus, and those processes deliver it to the account's connections.
     private func relayDirectLine(_ text: String, to account: String, standingInFor standIn: RelayedLine.StandIn?,
                                  tags: [Message.Tag], at time: Date) {
-        post(.line(RelayedLine(msgid: ids.next(at: time), time: time, command: "NOTICE", source: serviceSource,
+        cluster?.post(.line(RelayedLine(msgid: ids.next(at: time), time: time, command: "NOTICE", source: serviceSource,
                                account: config.serviceNick, target: account, text: text,
                                clientTags: Message.serializedTags(tags), standsInFor: standIn)))
     }

@@ -139,7 +139,7 @@ extension IRCServer {
         let present = sessions.contains { $0 !== client && room.contains($0) }
         room.add(client, status: present ? room.status(of: registry.first(sharing: client)) ?? status : status, sharing: present)
         client.rooms.append(room)
-        presenceChanged(client)
+        cluster?.presenceChanged(client)
         let t = now(), source = client.prefix
         let plain = Outgoing(Message(source: source, "JOIN", [room.name]), time: t, account: client.accountName)
         let extended = Outgoing(Message(source: source, "JOIN", [room.name, client.accountName ?? "*", client.realname]),
@@ -200,7 +200,7 @@ extension IRCServer {
             if membership.voiced && !status.contains(.voice) { granted.insert(.voice) }
             guard !granted.isEmpty else { continue }
             room.setStatus(client, status.union(granted))
-            presenceChanged(client)
+            cluster?.presenceChanged(client)
             let flags = "+" + (granted.contains(.op) ? "o" : "") + (granted.contains(.voice) ? "v" : "")
             let nicks = Array(repeating: client.nick, count: flags.count - 1)
             broadcast(Outgoing(Message(source: name, "MODE", [room.name, flags] + nicks), time: now()), to: room.members, reply: reply)
@@ -273,7 +273,7 @@ extension IRCServer {
         for session in registry.sharing(client) where room.contains(session) {
             room.remove(session)
             session.rooms.removeAll { $0 === room }
-            presenceChanged(session, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
+            cluster?.presenceChanged(session, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
         }
         if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account ?? $0.nick } ?? account) }
     }

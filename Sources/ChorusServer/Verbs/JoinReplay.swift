@@ -54,7 +54,7 @@ extension IRCServer {
     /// (nil: there are no other processes), or after `replayWaitLimit`: a feed held up by the
     /// database does not hold up the caller for long.
     private func afterDeliveringOthersLines(through position: Int64?, _ body: @escaping () -> Void) {
-        guard let position, let feed = clusterFeed else { return body() }
+        guard let position, let feed = cluster?.feed else { return body() }
         let once = NIOLoopBoundBox<(() -> Void)?>(body, eventLoop: loop)
         let run: @Sendable () -> Void = {
             let body = once.value

@@ -261,6 +261,6 @@ extension IRCServer {
         let out = Outgoing(Message(source: client.prefix, "SETNAME", [realname]), time: now(), account: client.accountName)
         broadcast(out, to: client.rooms.isEmpty ? [client] + peersAndWatchers(of: client) : peersAndWatchers(of: client), reply: reply,
                   only: { $0 === client || $0.caps.contains(.setname) })
-        presenceChanged(client)
+        cluster?.presenceChanged(client)
     }
 }

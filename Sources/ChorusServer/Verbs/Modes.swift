@@ -41,7 +41,7 @@ extension IRCServer {
         if unknown { reply.numeric(.uModeUnknownFlag, "Unknown MODE flag") }
         if !applied.isEmpty {
             reply.send(Message(source: client.prefix, "MODE", [client.nick, applied]))
-            presenceChanged(client)
+            cluster?.presenceChanged(client)
         }
     }
 
@@ -121,7 +121,7 @@ extension IRCServer {
                     guard status.contains(flag) != adding else { continue }
                     if adding { status.insert(flag) } else { status.remove(flag) }
                     room.setStatus(target, status)
-                    presenceChanged(target)
+                    cluster?.presenceChanged(target)
                     applied.append((adding ? "+" : "-", ch, target.nick))
                 case "k":
                     guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change modes"); return nil }
@@ -215,7 +215,7 @@ extension IRCServer {
             changeMembership(stored, in: room, reply: reply) {
                 guard room.contains(change.target) else { return }
                 room.setStatus(change.target, change.applied(to: room.status(of: change.target) ?? []))
-                self.presenceChanged(change.target)
+                self.cluster?.presenceChanged(change.target)
                 self.tellModes(change.flags.map { ($0.sign, $0.letter, change.target.nick) }, in: room, by: client, reply: reply)
             }
         }

@@ -14,7 +14,7 @@ extension IRCServer {
         reply.wait(for: background { hasher.verify(password, against: oper.passwordHash) }) { result in
             if case .success(true) = result {
                 self.registry.setOper(client, true)
-                self.presenceChanged(client)
+                self.cluster?.presenceChanged(client)
                 reply.numeric(.youreOper, "You are now an IRC operator")
                 reply.send(Message(source: client.prefix, "MODE", [client.nick, "+o"]))
                 self.logger.notice("OPER \(oper.name) by \(client.prefix)")

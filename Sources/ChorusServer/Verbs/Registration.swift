@@ -104,8 +104,8 @@ extension IRCServer {
 
     /// Changes a registered client's nick to a new one, once it is claimed across processes.
     private func takeNick(_ nick: String, for client: Client, reply: Reply) {
-        guard sharedPresence != nil else { return changeNick(of: client, to: nick, reply: reply) }
-        reply.wait(for: claimPresence(of: client, nick: nick)) { result in
+        guard let cluster else { return changeNick(of: client, to: nick, reply: reply) }
+        reply.wait(for: cluster.claimPresence(of: client, nick: nick)) { result in
             switch result {
             case .success(true): self.changeNick(of: client, to: nick, reply: reply)
             case .success(false): reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
@@ -225,17 +225,17 @@ extension IRCServer {
         }
         // Several processes: the nick must be this connection's in all of them first (a second
         // session's nick is its first session's claim).
-        if holder == nil && sharedPresence != nil && published[ObjectIdentifier(client)]?.nickKey != client.nickKey {
+        if holder == nil, let cluster, !cluster.holdsNick(client) {
             let nick = client.nick
-            return reply.wait(for: claimPresence(of: client)) { result in
+            return reply.wait(for: cluster.claimPresence(of: client)) { result in
                 switch result {
                 case .success(true): self.finishRegistration(reply)
                 case .success(false):
                     // Their own session on a node that may be dead: wait to see (`OwnNickReclaim`).
-                    guard let holder = self.ownSessionElsewhere(holding: nick, for: client) else {
+                    guard let holder = cluster.ownSessionElsewhere(holding: nick, for: client) else {
                         return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
                     }
-                    reply.wait(for: self.sessionGone(holder)) { gone in
+                    reply.wait(for: cluster.sessionGone(holder)) { gone in
                         if case .success(true) = gone, !client.closing {
                             self.finishRegistration(reply)
                         } else {
@@ -338,7 +338,7 @@ extension IRCServer {
         reply.numeric(.loggedIn, client.prefix, account.name, "You are now logged in as \(account.name)")
         guard client.registered else { return }
         registry.logIn(client, account: account.key)
-        presenceChanged(client)
+        cluster?.presenceChanged(client)
         let out = Outgoing(Message(source: client.prefix, "ACCOUNT", [account.name]), time: now())
         broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.accountNotify) })
         settleRooms(of: client, reply: reply)

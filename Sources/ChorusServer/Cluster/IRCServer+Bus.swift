@@ -3,21 +3,13 @@ import ChorusIRC
 import Foundation
 
 /// The bus between nodes (`BusMessage`): what this node tells the others that no one's history
-/// keeps (lines only relayed, orders about a guest connected elsewhere), and what it does with
-/// what they tell it. Without other nodes (SQLite) nothing is posted.
+/// keeps (lines only relayed, orders about a guest connected elsewhere; `ClusterNode.post`), and
+/// what it does with what they tell it. Without other nodes (SQLite) nothing is posted.
 extension IRCServer {
-    /// Tells the other nodes, after the lines said here before it: those waiting for their batch
-    /// are handed to the writer first, and the writer keeps the order.
-    func post(_ message: BusMessage) {
-        guard let log = cluster?.log else { return }
-        flushHistory()
-        workspace.write("bus: \(message.kind)") { try Self.shared($0, log).post([message]) }
-    }
-
     /// A line for the other nodes to deliver as it is.
     func relay(_ out: Outgoing, text: String, from client: Client, target: String) {
         guard let msgid = out.msgid else { return }
-        post(.line(RelayedLine(msgid: msgid, time: out.time, command: out.message.command, source: client.prefix,
+        cluster?.post(.line(RelayedLine(msgid: msgid, time: out.time, command: out.message.command, source: client.prefix,
                                account: client.accountName, target: target, text: text,
                                clientTags: Message.serializedTags(out.clientTags))))
     }
@@ -33,7 +25,7 @@ extension IRCServer {
     func kickGuestElsewhere(_ guest: PresenceRecord, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
         let t = now()
         let reason = reason ?? client.nick
-        post(.kick(GuestOrder(guest: guest.nick, room: room.name, reason: reason, source: client.prefix, account: client.accountName, time: t)))
+        cluster?.post(.kick(GuestOrder(guest: guest.nick, room: room.name, reason: reason, source: client.prefix, account: client.accountName, time: t)))
         broadcast(Outgoing(Message(source: client.prefix, "KICK", [room.name, guest.nick, reason]), time: t, account: client.accountName),
                   to: room.members, reply: reply)
         var left = guest
@@ -45,7 +37,7 @@ extension IRCServer {
     /// them, as it would for an INVITE of its own.
     func inviteGuestElsewhere(_ guest: PresenceRecord, to room: LiveRoom, by client: Client, reply: Reply) {
         let t = now()
-        post(.invite(GuestOrder(guest: guest.nick, room: room.name, source: client.prefix, account: client.accountName, time: t)))
+        cluster?.post(.invite(GuestOrder(guest: guest.nick, room: room.name, source: client.prefix, account: client.accountName, time: t)))
         reply.numeric(.inviting, guest.nick, room.name)
         let invite = Outgoing(Message(source: client.prefix, "INVITE", [guest.nick, room.name]), time: t, account: client.accountName)
         broadcast(invite, to: room.members, except: client, only: { $0.caps.contains(.inviteNotify) && room.isOp($0) })

@@ -1,0 +1,143 @@
+import ChorusCore
+import ChorusIRC
+import Foundation
+import NIOCore
+
+/// What the other nodes of a cluster did, as the clients here see it (`ClusterNode` reads it from
+/// the log): their lines reach the clients here that they would have reached had they been said
+/// here, their users' comings and goings are told to those who share a room with them (and those
+/// who watch their nick), and their messages on the bus are carried out.
+extension IRCServer {
+    /// Whether a nick is held by a user of another node.
+    func isHeldElsewhere(_ nick: String) -> Bool {
+        remote.user(nick: nick) != nil
+    }
+
+    /// What other nodes committed, in their order.
+    func deliverFromOtherNodes(_ changes: [SharedChange]) {
+        for change in changes {
+            switch change {
+            case .line(let entry): deliverLine(entry)
+            case .presence(.here(let record)): arrived(record)
+            case .presence(.gone(let connection, let reason)): left(connection, reason: reason)
+            case .bus(let message): deliver(message)
+            case .room(let key, let stored): roomChangedElsewhere(key, stored)
+            }
+        }
+    }
+
+    /// A room line goes to the room's members (a line for some members only, to them and the
+    /// managers); a private line to the recipient's connections.
+    private func deliverLine(_ entry: HistoryEntry) {
+        if entry.conversation.hasPrefix("@") {
+            deliverPrivately(to: privateRecipients(of: entry.target), tagsOnly: false) {
+                Outgoing(replaying: entry, to: $0, stampingText: false)
+            }
+        } else if let room = rooms[entry.conversation] {
+            let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
+            broadcast(outgoing, to: room.members, only: { member in
+                if let audience = entry.audience, !room.hearsAsManager(member), !(member.account.map { audience.contains($0.key) } ?? false) {
+                    return false
+                }
+                // Noted here, in the one pass over the members: its replay leaves the line out.
+                if member.replaysReading > 0 { self.heldFromElsewhere[ObjectIdentifier(member), default: []].insert(entry.msgid) }
+                return true
+            })
+        }
+    }
+
+    /// A user elsewhere arrived or changed: what changed is told as that process told its own clients.
+    private func arrived(_ new: PresenceRecord) {
+        let old = remote.replace(new)
+        let t = now()
+        func line(_ source: String, _ verb: String, _ params: [String]) -> Outgoing {
+            Outgoing(Message(source: source, verb, params), time: t, account: new.account)
+        }
+        if let old, old.nick != new.nick {
+            broadcast(line(old.prefix, "NICK", [new.nick]), to: localMembers(of: Set(old.rooms.keys).union(new.rooms.keys)))
+        }
+        if old?.nickKey != new.nickKey {
+            if let old { remoteOffline(nick: old.nick, key: old.nickKey) }
+            remoteOnline(new)
+        }
+        for key in new.rooms.keys.sorted() where old?.rooms[key] == nil {
+            guard let room = rooms[key] else { continue }
+            let plain = line(new.prefix, "JOIN", [room.name])
+            let extended = line(new.prefix, "JOIN", [room.name, new.account ?? "*", new.realname])
+            broadcast(plain, to: room.members, only: { !$0.caps.contains(.extendedJoin) })
+            broadcast(extended, to: room.members, only: { $0.caps.contains(.extendedJoin) })
+            if let away = new.away {
+                broadcast(line(new.prefix, "AWAY", [away]), to: room.members, only: { $0.caps.contains(.awayNotify) })
+            }
+        }
+        guard let old else { return }
+        for key in old.rooms.keys.sorted() where new.rooms[key] == nil {
+            guard let room = rooms[key] else { continue }
+            broadcast(line(new.prefix, "PART", new.note.map { [room.name, $0] } ?? [room.name]), to: room.members)
+        }
+        for (key, status) in new.rooms.sorted(by: { $0.key < $1.key }) {
+            guard let before = old.rooms[key], before != status, let room = rooms[key] else { continue }
+            tellStatusChange(of: new.nick, in: room, from: before, to: status)
+        }
+        let peers = localMembers(of: Set(new.rooms.keys))
+        if old.away != new.away {
+            broadcast(line(new.prefix, "AWAY", new.away.map { [$0] } ?? []), to: peers, only: { $0.caps.contains(.awayNotify) })
+        }
+        if old.account != new.account {
+            broadcast(line(new.prefix, "ACCOUNT", [new.account ?? "*"]), to: peers, only: { $0.caps.contains(.accountNotify) })
+        }
+        if old.realname != new.realname {
+            broadcast(line(new.prefix, "SETNAME", [new.realname]), to: peers, only: { $0.caps.contains(.setname) })
+        }
+    }
+
+    /// A user elsewhere is gone: QUIT to those who shared a room with them.
+    private func left(_ connection: String, reason: String) {
+        guard let old = remote.remove(connection) else { return }
+        let quit = Outgoing(Message(source: old.prefix, "QUIT", [reason]), time: now(), account: old.account)
+        broadcast(quit, to: localMembers(of: Set(old.rooms.keys)))
+        remoteOffline(nick: old.nick, key: old.nickKey)
+    }
+
+    /// The server's MODE line to the room's members here when someone's status in it changed
+    /// (`+o nick`, `-v+o nick nick`); statuses as their letters (`o`, `v`, `ov`, empty).
+    func tellStatusChange(of nick: String, in room: LiveRoom, from before: String, to after: String) {
+        guard let change = Self.modeChange(from: before, to: after) else { return }
+        let nicks = Array(repeating: nick, count: change.filter(\.isLetter).count)
+        broadcast(Outgoing(Message(source: name, "MODE", [room.name, change] + nicks), time: now()), to: room.members)
+    }
+
+    /// `+o`, `-v+o` and the like between two status texts (`o`, `v`, `ov`, empty).
+    static func modeChange(from before: String, to after: String) -> String? {
+        var removed = "", added = ""
+        for flag in "ov" {
+            if before.contains(flag) && !after.contains(flag) { removed.append(flag) }
+            if after.contains(flag) && !before.contains(flag) { added.append(flag) }
+        }
+        let change = (removed.isEmpty ? "" : "-" + removed) + (added.isEmpty ? "" : "+" + added)
+        return change.isEmpty ? nil : change
+    }
+
+    /// The clients here in any of these rooms, each once.
+    private func localMembers(of roomKeys: Set<String>) -> [Client] {
+        var seen = Set<ObjectIdentifier>()
+        var result: [Client] = []
+        for key in roomKeys.sorted() {
+            for member in rooms[key]?.members ?? [] where seen.insert(ObjectIdentifier(member)).inserted {
+                result.append(member)
+            }
+        }
+        return result
+    }
+
+    private func remoteOnline(_ record: PresenceRecord) {
+        for watcher in monitors.watchers(of: record.nickKey) {
+            send(Outgoing(Message(source: name, Numeric.monOnline.rawValue, [watcher.nick, record.prefix]), time: now()), to: watcher)
+        }
+    }
+
+    private func remoteOffline(nick: String, key: String) {
+        guard registry.nicks[key] == nil else { return }
+        monitoredOffline(nick: nick, key: key)
+    }
+}
