@@ -33,8 +33,6 @@ public final class IRCServer: @unchecked Sendable {
     var welcome: Welcome
     let allocator = ByteBufferAllocator()
     let version = "chorus-0.1"
-    /// Connections the listeners could not take (out of descriptors, say): logged, turned away.
-    let acceptFailures: AcceptFailures
 
     let threadPool = NIOThreadPool(numberOfThreads: 2)
     /// Failed logins counted, and password hashes taken from the addresses in turn (`LoginGate`).
@@ -95,22 +93,18 @@ public final class IRCServer: @unchecked Sendable {
     /// spoke of it, and the lines not kept since (`HistoryTrouble.swift`).
     var historyTrouble: (reported: Bool, lastLogged: Date?, unlogged: Int)?
 
-    private var listeners: [Channel] = []
     private var maintenance: RepeatedTask?
     private var accountRefresh: RepeatedTask?
     private var deletionWatch: RepeatedTask?
     var reminderTask: Scheduled<Void>?
-    /// The certificate new TLS connections are given; replaced by a reload or when its files change.
-    var sslContext: NIOSSLContext?
-    /// When the certificate and key files were last read (`Reload.swift`).
-    var certificateStamp: CertificateStamp?
-    private var certificateWatch: RepeatedTask?
 
+    /// The listeners and the certificate their handshakes use.
+    private(set) lazy var listeners = Listeners(server: self, logger: logger)
     /// The bound addresses, known after `start()` (useful with port 0 in tests).
-    public private(set) var tlsAddress: SocketAddress?
-    public private(set) var plainAddress: SocketAddress?
-    public private(set) var webAddress: SocketAddress?
-    public private(set) var webPlainAddress: SocketAddress?
+    public var tlsAddress: SocketAddress? { listeners.tlsAddress }
+    public var plainAddress: SocketAddress? { listeners.plainAddress }
+    public var webAddress: SocketAddress? { listeners.webAddress }
+    public var webPlainAddress: SocketAddress? { listeners.webPlainAddress }
     /// Every configured listener is bound, and the server is not shutting down (`/ready`).
     private(set) var listening = false
     /// What `/metrics` shows.
@@ -150,7 +144,6 @@ public final class IRCServer: @unchecked Sendable {
         self.now = now
         self.logger = logger
         self.welcome = Welcome(config: config, createdAt: now())
-        self.acceptFailures = AcceptFailures(logger: logger)
         workspace.add(IRCEventSink(server: self))
         workspace.whenBatchCommits { [metrics] size in metrics.writerBatch.record(size) }
         workspace.whenNextDueChanges { [weak self] next in
@@ -184,27 +177,7 @@ public final class IRCServer: @unchecked Sendable {
             for m in memberships { self.rooms[m.room]?.memberships[m.account] = m }
         }.wait()
 
-        if config.tls != nil || config.web != nil {
-            if config.certificatePath == nil && config.keyPath == nil,
-               try Certificates.ensureSelfSigned(certPath: config.resolvedCertificatePath,
-                                                 keyPath: config.resolvedKeyPath, serverName: config.serverName) {
-                logger.info("made a self-signed certificate", metadata: ["path": "\(config.resolvedCertificatePath)"])
-            }
-            certificateStamp = CertificateStamp(config)
-            sslContext = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
-        }
-        if let tls = config.tls, sslContext != nil {
-            tlsAddress = try listen(bootstrap(isTLS: true), at: tls, isTLS: true, "listening (TLS)")
-        }
-        if let web = config.web, sslContext != nil {
-            webAddress = try listen(webBootstrap(isTLS: true), at: web, isTLS: true, "listening (HTTPS, WebSocket)")
-        }
-        if let web = config.webPlain {
-            webPlainAddress = try listen(webBootstrap(isTLS: false), at: web, isTLS: false, "listening (HTTP, WebSocket, for a TLS proxy)")
-        }
-        if let plain = config.plain {
-            plainAddress = try listen(bootstrap(isTLS: false), at: plain, isTLS: false, "listening (plaintext)")
-        }
+        try listeners.open()
         // Report links need an address people reach: the one configured, or the HTTPS listener's.
         if let base = config.webURL ?? webAddress.map({ "https://\(config.serverName):\($0.port ?? 8443)" }) {
             reportLinks = ReportLinks(base: base, signer: LinkSigner(key: try linkKey()))
@@ -225,10 +198,6 @@ public final class IRCServer: @unchecked Sendable {
         try cluster?.start()
         // Reminders whose time passed while the server was down fire once, now.
         workspace.reckonDue()
-        // A renewed certificate (Let's Encrypt) is picked up without a restart.
-        certificateWatch = loop.scheduleRepeatedTask(initialDelay: .seconds(60), delay: .seconds(60)) { [weak self] _ in
-            self?.reloadCertificateIfChanged()
-        }
         accountRefresh = loop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
             guard let self else { return }
             self.background { (try self.store.accountKeys(), try self.store.accountsWithPushSubscriptions()) }.whenSuccess {
@@ -241,36 +210,6 @@ public final class IRCServer: @unchecked Sendable {
                                         shared: cluster != nil, logger: logger)
         webhooks.start()
         try loop.submit { self.webhooks = webhooks }.wait()
-    }
-
-    /// Binds a listener; returns the address it got (a port of 0 picks one).
-    private func listen(_ bootstrap: ServerBootstrap, at listener: ServerConfig.Listener, isTLS: Bool, _ what: Logger.Message) throws -> SocketAddress? {
-        let channel: Channel
-        do {
-            channel = try bootstrap.bind(host: listener.host, port: listener.port).wait()
-        } catch {
-            throw ListenError(listener: listener, what: "\(what)".replacingOccurrences(of: "listening ", with: ""), error: error)
-        }
-        try channel.pipeline.addHandler(ListenerHandler(failures: acceptFailures, isTLS: isTLS)).wait()
-        listeners.append(channel)
-        logger.info(what, metadata: ["address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
-        return channel.localAddress
-    }
-
-    /// A listener that could not be opened, named with its address and why, as an operator needs it.
-    public struct ListenError: Error, CustomStringConvertible {
-        public let description: String
-
-        init(listener: ServerConfig.Listener, what: String, error: any Error) {
-            let why: String
-            switch (error as? IOError)?.errnoCode {
-            case EADDRINUSE?: why = "the address is in use (another server, or another chorusd, listens there)"
-            case EACCES?: why = "permission denied (a port under 1024 needs privileges)"
-            case EADDRNOTAVAIL?: why = "no network interface of this machine has that address"
-            default: why = "\(error)"
-            }
-            description = "Cannot listen on \(listener.host):\(listener.port) \(what): \(why)"
-        }
     }
 
     /// Reads the account names again (the server also does this every 30 seconds), for accounts
@@ -287,10 +226,9 @@ public final class IRCServer: @unchecked Sendable {
             self.maintenance?.cancel()
             self.accountRefresh?.cancel()
             self.deletionWatch?.cancel()
-            self.certificateWatch?.cancel()
             self.reminderTask?.cancel()
             self.webhooks?.stop()
-            for channel in self.listeners { channel.close(promise: nil) }
+            self.listeners.close()
             for client in self.registry.clients.values {
                 self.disconnect(client, reason: reason)
             }
@@ -300,68 +238,6 @@ public final class IRCServer: @unchecked Sendable {
         workspace.waitUntilWritten()
         try? threadPool.syncShutdownGracefully()
         try? group.syncShutdownGracefully()
-    }
-
-    /// How much a connection reads at a time. NIO keeps a connection's read buffer for its life,
-    /// at the largest size its reads ever grew to: with NIO's usual ceiling of 64 KiB, one 64 KiB
-    /// burst left an idle connection at 79 KiB of RSS instead of 3.7 (and a TLS handshake alone
-    /// grew the buffer to 1 KiB). Idle clients dominate a chat server, and flood control takes a
-    /// client's lines a few a second, so reads stay small: 512 bytes is an IRC line without tags,
-    /// and NIO reads up to four times per wake-up.
-    static let readSizes = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 512)
-    /// A TLS connection's reads are ciphertext, which swift-nio-ssl copies into a buffer of its own,
-    /// so a smaller read costs only a syscall, never a line split in two. Any cap above 128 is
-    /// reached by the handshake's ClientHello, which grows the buffer for the connection's life:
-    /// 128 bytes hold a short line with TLS's 22 bytes of framing in one read, and a longer line
-    /// takes one more read per 128 bytes (at 512, 384 bytes more per idle TLS connection).
-    static let tlsReadSizes = FixedSizeRecvByteBufferAllocator(capacity: 128)
-
-    /// A listener's bootstrap; `setUp` builds each accepted connection's pipeline.
-    func serverBootstrap(_ setUp: @escaping @Sendable (Channel) throws -> Void) -> ServerBootstrap {
-        ServerBootstrap(group: group)
-            .serverChannelOption(ChannelOptions.backlog, value: 1024)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            // Accepted sockets inherit TCP_NODELAY from the listening one (Linux and the BSDs), so
-            // no connection waits for Nagle's timer and none pays a syscall of its own for it.
-            // (ServerBootstrap sets it by default too; said here because the tests rely on it.)
-            .serverChannelOption(ChannelOptions.tcpOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                do {
-                    try setUp(channel)
-                    return channel.eventLoop.makeSucceededVoidFuture()
-                } catch {
-                    return channel.eventLoop.makeFailedFuture(error)
-                }
-            }
-    }
-
-    private func bootstrap(isTLS: Bool) -> ServerBootstrap {
-        serverBootstrap { [unowned self] channel in
-            // Read per connection: a reload's new certificate is for the handshakes after it.
-            let tls = isTLS ? sslContext : nil
-            // Set here rather than with `childChannelOption`, which applies each option
-            // through a chain of futures: 31k instructions per connection, 6 % of a
-            // registration's (callgrind), against a few hundred for these calls.
-            guard let options = channel.syncOptions else { throw ChannelError.operationUnsupported }
-            try options.setOption(ChannelOptions.writeBufferWaterMark,
-                                  value: .init(low: config.sendQueueBytes / 2, high: config.sendQueueBytes))
-            if tls == nil {
-                try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.readSizes)
-            } else {
-                try options.setOption(ChannelOptions.recvAllocator, value: IRCServer.tlsReadSizes)
-            }
-            let id = IRCServer.nextConnectionID()
-            let client = Client(server: self, id: id, channel: channel, isTLS: tls != nil)
-            try readProxyHeader(on: channel) { client.ip = $0 }
-            if let tls {
-                // The TLS buffers of idle connections go back to the kernel (`TLSBuffers`).
-                try options.setOption(ChannelOptions.allocator, value: TLSBuffers.allocator)
-                try TLSBuffers.noting(owner: id) {
-                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-                }
-            }
-            try channel.pipeline.syncOperations.addHandler(client)
-        }
     }
 
     // MARK: Connections

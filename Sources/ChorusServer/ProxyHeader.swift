@@ -140,20 +140,6 @@ final class ProxyHeaderHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-extension IRCServer {
-    /// A connection from a balancer named by `proxy-from` reads its PROXY header before anything
-    /// else (TLS included); `found` gets the client's address, before the connection is active.
-    /// Returns whether a header is expected (the peer is a configured proxy).
-    @discardableResult
-    func readProxyHeader(on channel: Channel, found: @escaping (String) -> Void) throws -> Bool {
-        guard !config.proxyFrom.isEmpty, let peer = channel.remoteAddress, config.proxyFrom.contains(IRCServer.text(of: peer)) else { return false }
-        try channel.pipeline.syncOperations.addHandler(ProxyHeaderHandler { header in
-            if case .client(let address) = header { found(address) }
-        })
-        return true
-    }
-}
-
 /// The client's address a PROXY header gave, for the handlers of a web connection made after it
 /// was read (the request handler, the IRC client after a WebSocket upgrade).
 final class ProxiedAddress {

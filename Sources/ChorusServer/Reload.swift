@@ -64,33 +64,8 @@ extension IRCServer {
         for setting in Self.restartOnly { setting.keep(&next, old) }
         config = next
         welcome = Welcome(config: next, createdAt: welcome.createdAt, fileHost: fileHost, vapid: push?.vapidKey)
-        if old.certificatePath != next.certificatePath || old.keyPath != next.keyPath || CertificateStamp(next) != certificateStamp {
-            reloadCertificate(because: "the configuration was reloaded")
-        }
+        listeners.configurationReloaded(from: old)
         logger.info("configuration reloaded", metadata: waiting.isEmpty ? [:] : ["waiting-for-restart": "\(waiting.joined(separator: ", "))"])
         return waiting
-    }
-
-    /// The minute's check: the certificate or key file changed since it was read.
-    func reloadCertificateIfChanged() {
-        guard sslContext != nil, CertificateStamp(config) != certificateStamp else { return }
-        reloadCertificate(because: "its files changed")
-    }
-
-    /// Reads the certificate and key again. Connections already open keep theirs; a file that
-    /// cannot be used leaves the one in use, and says why (once per change of the files).
-    @discardableResult
-    func reloadCertificate(because reason: String) -> Bool {
-        guard sslContext != nil else { return false }
-        let stamp = CertificateStamp(config)
-        certificateStamp = stamp
-        do {
-            sslContext = try Certificates.serverContext(certPath: config.resolvedCertificatePath, keyPath: config.resolvedKeyPath)
-            logger.info("certificate reloaded", metadata: ["reason": "\(reason)", "path": "\(config.resolvedCertificatePath)"])
-            return true
-        } catch {
-            logger.error("certificate not reloaded: the one in use stays", metadata: ["reason": "\(reason)", "error": "\(error)"])
-            return false
-        }
     }
 }

@@ -39,13 +39,13 @@ final class ReloadTests: XCTestCase {
         try replace(server.config.resolvedCertificatePath, with: cert)
         try replace(server.config.resolvedKeyPath, with: key)
         let irc: IRCServer = server.server
-        try irc.loop.submit { irc.reloadCertificateIfChanged() }.wait()
+        try irc.loop.submit { irc.listeners.reloadCertificateIfChanged() }.wait()
         let second = try peerCertificate(server)
         XCTAssertNotEqual(first, second, "the renewed certificate")
 
         // A broken file: the certificate in use stays, and connections go on being made with it.
         try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: server.config.resolvedCertificatePath))
-        try irc.loop.submit { irc.reloadCertificateIfChanged() }.wait()
+        try irc.loop.submit { irc.listeners.reloadCertificateIfChanged() }.wait()
         XCTAssertEqual(try peerCertificate(server), second)
     }
 

@@ -192,7 +192,7 @@ final class RobustnessTests: XCTestCase {
         XCTAssertTrue(try refused.read(until: "ERROR").contains("server is full"))
         usleep(300_000)
         let (failed, turnedAway) = try irc.loop.submit { [weak irc] in
-            (irc?.acceptFailures.failed ?? -1, irc?.acceptFailures.turnedAway ?? -1)
+            (irc?.listeners.acceptFailures.failed ?? -1, irc?.listeners.acceptFailures.turnedAway ?? -1)
         }.wait()
         XCTAssertEqual(turnedAway, 1)
         XCTAssertLessThanOrEqual(failed, 2, "the loop kept retrying accept: \(failed)")
@@ -203,7 +203,7 @@ final class RobustnessTests: XCTestCase {
         let (bytes, closed) = refusedTLS.readToEnd()
         XCTAssertTrue(closed)
         XCTAssertEqual(bytes, 0)
-        XCTAssertEqual(try irc.loop.submit { [weak irc] in irc?.acceptFailures.turnedAway ?? -1 }.wait(), 2)
+        XCTAssertEqual(try irc.loop.submit { [weak irc] in irc?.listeners.acceptFailures.turnedAway ?? -1 }.wait(), 2)
 
         release()
         let later = try server.connect()
