@@ -24,7 +24,7 @@ final class ClusterBusTests: XCTestCase {
         try n[1].server.reloadAccountKeys()
         let ann = try n[0].connect(as: "ann", caps: ["message-tags"])
         let ben = try n[1].connect(as: "ben", caps: ["message-tags"])
-        try waitUntil(ann, sees: "ben")
+        try ann.waitUntilOnline("ben")
         for i in 1...10 {
             ann.send("PRIVMSG ben :line \(i)")
             ann.send("@+example.com/after=\(i) TAGMSG ben")
@@ -44,7 +44,7 @@ final class ClusterBusTests: XCTestCase {
         try ann.join("#ops")
         let gus = try n[1].connect()
         try gus.register("gus")
-        try waitUntil(ann, sees: "gus")
+        try ann.waitUntilOnline("gus")
         gus.send("JOIN #ops")
         try ann.expect("gus's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("gus!") == true }
 
@@ -66,15 +66,5 @@ final class ClusterBusTests: XCTestCase {
             try link.query("SELECT count(*) FROM history WHERE text = 'a guest says hello' OR conversation LIKE '@*%'").first?.int64(0)
         }
         XCTAssertEqual(relayedInHistory, 0)
-    }
-
-    /// Asks until `watcher`'s node knows `nick` is connected (ISON), at most five seconds.
-    private func waitUntil(_ watcher: TestClient, sees nick: String) throws {
-        for _ in 0..<50 {
-            watcher.send("ISON \(nick)")
-            if try watcher.expect(command: "303").params.last == nick { return }
-            usleep(100_000)
-        }
-        XCTFail("\(nick) never seen")
     }
 }

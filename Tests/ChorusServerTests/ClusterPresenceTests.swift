@@ -153,11 +153,7 @@ final class ClusterPresenceTests: XCTestCase {
         try waitUntil(gus, sees: "ann", in: "#ops")
         ann.send("INVITE nobody #ops")
         XCTAssertEqual(try ann.expect(command: "401").params[1], "nobody")
-        for _ in 0..<50 {
-            ann.send("ISON gus")
-            if try ann.expect(command: "303").params.last == "gus" { break }
-            usleep(100_000)
-        }
+        try ann.waitUntilOnline("gus")
 
         gus.send("JOIN #ops")
         XCTAssertEqual(try gus.expect(command: "473").params[1], "#ops", "invite-only")

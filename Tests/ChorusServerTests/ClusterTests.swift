@@ -121,6 +121,42 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(other.params.first, "benny")
     }
 
+    /// Every question about people answers for someone on another node as for someone here: ann
+    /// is on node A (away), cat beside ben on node B.
+    func testQueriesAboutPeopleFindThemOnEveryNode() throws {
+        let n = try nodes(2)
+        let ann = try n[0].connect()
+        try ann.register("ann")
+        ann.send("AWAY :at lunch")
+        try ann.expect(command: "306")
+        let ben = try n[1].connect(), cat = try n[1].connect()
+        try ben.register("ben")
+        try cat.register("cat")
+        for _ in 0..<50 {
+            ben.send("USERHOST ann")
+            if try ben.expect(command: "302").params.last?.hasPrefix("ann=-") == true { break }
+            usleep(100_000)
+        }
+
+        ben.send("USERHOST ann cat nobody")
+        let userhost = try ben.expect(command: "302").params.last?.split(separator: " ").map { $0.prefix(5) }
+        XCTAssertEqual(userhost, ["ann=-", "cat=+"], "ann is away; nobody is nobody")
+        ben.send("WHO ann")
+        let who = try ben.collect { $0.command == "315" }.filter { $0.command == "352" }
+        XCTAssertEqual(who.map { [$0.params[5], $0.params[6], $0.params.last ?? ""] }, [["ann", "G", "0 ann Tester"]])
+        ben.send("WHO *a* %na")
+        let whox = try ben.collect { $0.command == "315" }.filter { $0.command == "354" }
+        XCTAssertEqual(Set(whox.map { $0.params[1] }), ["ann", "cat"], "by mask, here and elsewhere: \(whox)")
+        ben.send("WHOIS ann")
+        let whois = try ben.collect { $0.command == "318" }
+        XCTAssertEqual(whois.first { $0.command == "301" }?.params.last, "at lunch")
+        XCTAssertNil(whois.first { $0.command == "338" }, "ann's address is for operators and herself")
+        ben.send("MONITOR + ann,nobody")
+        let online = try ben.expect(command: "730")
+        XCTAssertEqual(online.params.last?.hasPrefix("ann!"), true, "\(online)")
+        XCTAssertEqual(try ben.expect(command: "731").params.last, "nobody")
+    }
+
     /// ben comes into #den on node B before node A hears of it, and ann, on node A, gives him a
     /// job: node A writes him a direct line, and node B, which knows he heard the room's line,
     /// leaves it out. (Node A's feed is stopped to keep its view of ben behind.)

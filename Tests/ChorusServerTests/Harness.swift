@@ -288,6 +288,17 @@ final class TestClient {
     }
 
     /// NICK/USER (with optional caps and SASL PLAIN) up to the end of the MOTD.
+    /// Asks (ISON) until this client's server knows `nick` is connected, here or on another node
+    /// of its cluster; at most five seconds.
+    func waitUntilOnline(_ nick: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        for _ in 0..<50 {
+            send("ISON \(nick)")
+            if try expect(command: "303", file: file, line: line).params.last == nick { return }
+            usleep(100_000)
+        }
+        XCTFail("\(nick) never came online", file: file, line: line)
+    }
+
     @discardableResult
     func register(_ nick: String, caps: [String] = [], sasl: (String, String)? = nil, pass: String? = nil) throws -> [Message] {
         self.nick = nick

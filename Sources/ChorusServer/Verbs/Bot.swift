@@ -39,7 +39,7 @@ extension IRCServer {
         for word in text.split(separator: " ").prefix(16) {
             let nick = Names.fold(word.hasPrefix("@") || word.hasPrefix("assignee:") ?
                 String(word.drop(while: { $0 != "@" && $0 != ":" }).dropFirst()) : String(word))
-            if let a = registry.nicks[nick]?.account?.name ?? remote.user(nick: nick)?.account { online[nick] = a }
+            if let a = person(nick: nick)?.account { online[nick] = a }
         }
         online[Names.fold(nick)] = account
         var invocation = Invocation(account: account, nick: nick, room: room.map { .init(key: $0.key, name: $0.name) }, rooms: myRooms,

@@ -36,7 +36,7 @@ extension IRCServer {
     private func sendMonitorStatus(of nicks: [String], to reply: Reply) {
         var online: [String] = [], offline: [String] = []
         for nick in nicks {
-            if let prefix = registry.client(nick: nick)?.prefix ?? remote.user(nick: nick)?.prefix {
+            if let prefix = person(nick: nick)?.prefix {
                 online.append(prefix)
             } else {
                 offline.append(nick)

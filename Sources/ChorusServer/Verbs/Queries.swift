@@ -15,34 +15,26 @@ extension IRCServer {
             if spec.count > 1 { token = String(spec[1].prefix(3)) }
         }
         let multi = client.caps.contains(.multiPrefix)
-        var rows: [(Listed, LiveRoom?)] = []
+        var rows: [(person: Person, room: LiveRoom?)] = []
         if Names.isChannel(mask) {
             if let room = rooms[Names.fold(mask)], !room.room.modes.secret || room.contains(client) {
-                rows = room.people.map { (Listed($0, in: room, multiPrefix: multi, now: now()), room) }
-                    + remote.members(of: room.key).map { (Listed($0, in: room.key, multiPrefix: multi), room) }
+                rows = room.people.map { (.here($0), room) } + remote.members(of: room.key).map { (.elsewhere($0), room) }
             }
-        } else if let exact = registry.client(nick: mask) {
-            rows = [(Listed(exact, in: exact.rooms.first, multiPrefix: multi, now: now()), exact.rooms.first)]
-        } else if let exact = remote.user(nick: mask) {
-            rows = [(Listed(exact, in: nil, multiPrefix: multi), nil)]
+        } else if let exact = person(nick: mask) {
+            rows = [(exact, exact.roomKeys.first.flatMap { rooms[$0] })]
         } else {
-            let shared = Set(peers(of: client).map(ObjectIdentifier.init))
-            func matches(_ nick: String, _ host: String, _ realname: String) -> Bool {
-                mask == "*" || mask == "0" || Names.matches(mask: mask, nick) || Names.matches(mask: mask, host)
-                    || Names.matches(mask: mask, realname)
-            }
-            for other in registry.clients.values where other.registered && rows.count < 200 {
-                guard !other.invisible || other === client || shared.contains(ObjectIdentifier(other)) else { continue }
-                if matches(other.nick, other.host, other.realname) { rows.append((Listed(other, in: nil, multiPrefix: multi, now: now()), nil)) }
-            }
+            // The invisible (+i) are listed to those who share a room with them.
             let myRooms = Set(client.rooms.map(\.key))
-            for other in remote.users.values where rows.count < 200 {
-                guard !other.isInvisible || !myRooms.isDisjoint(with: other.rooms.keys) else { continue }
-                if matches(other.nick, other.host, other.realname) { rows.append((Listed(other, in: nil, multiPrefix: multi), nil)) }
+            for other in everyone where rows.count < 200 {
+                guard !other.isInvisible || other.isConnection(client) || !myRooms.isDisjoint(with: other.roomKeys) else { continue }
+                if mask == "*" || mask == "0" || Names.matches(mask: mask, other.nick) || Names.matches(mask: mask, other.host)
+                    || Names.matches(mask: mask, other.realname) {
+                    rows.append((other, nil))
+                }
             }
         }
         for (other, room) in rows {
-            let flags = other.flags
+            let flags = other.presenceFlags + (room.map { other.prefix(in: $0, multiPrefix: multi) } ?? "")
             let roomName = room?.name ?? "*"
             guard let fields else {
                 reply.numeric(.whoReply, roomName, other.user, other.host, name, other.nick, flags, "0 \(other.realname)")
@@ -54,13 +46,13 @@ extension IRCServer {
                 case "t": params.append(token)
                 case "c": params.append(roomName)
                 case "u": params.append(other.user)
-                case "i": params.append(client.isOper || other.nick == client.nick ? other.ip ?? "255.255.255.255" : "255.255.255.255")
+                case "i": params.append(client.isOper || other.isConnection(client) ? other.ip ?? "255.255.255.255" : "255.255.255.255")
                 case "h": params.append(other.host)
                 case "s": params.append(name)
                 case "n": params.append(other.nick)
                 case "f": params.append(flags)
                 case "d": params.append("0")
-                case "l": params.append(String(other.idle))
+                case "l": params.append(String(other.idle(at: now())))
                 case "a": params.append(other.account ?? "0")
                 case "o": params.append("n/a")
                 default: params.append(other.realname)
@@ -81,58 +73,27 @@ extension IRCServer {
             reply.numeric(.whoisBot, config.serviceNick, "is a bot")
             return reply.numeric(.endOfWhois, config.serviceNick, "End of /WHOIS list")
         }
-        guard let other = registry.client(nick: nick) else {
-            if let elsewhere = remote.user(nick: nick) { return whois(elsewhere, for: reply) }
+        guard let other = person(nick: nick) else {
             reply.numeric(.noSuchNick, nick, "No such nick")
             return reply.numeric(.endOfWhois, nick, "End of /WHOIS list")
         }
-        let visible = other.rooms
-            .filter { !$0.room.modes.secret || $0.contains(client) }
-            .sorted { $0.key < $1.key }
-            .map { $0.prefix(of: other, multiPrefix: false) + $0.name }
-        sendWhois(Whois(nick: other.nick, user: other.user, host: other.host, realname: other.realname, rooms: visible,
-                        isOper: other.isOper, isBot: other.isBot, isTLS: other.isTLS, away: other.away, account: other.accountName,
-                        ip: client.isOper || other === client ? other.ip : nil,
-                        idle: Int(now().timeIntervalSince(other.lastSpokeAt)), signon: other.connectedAt), to: reply)
-    }
-
-    /// WHOIS of a user connected to another process: what its record tells (neither its address
-    /// nor whether it came by TLS, and no idle time).
-    private func whois(_ other: PresenceRecord, for reply: Reply) {
-        let visible = other.rooms.keys.sorted().compactMap { key -> String? in
-            guard let room = rooms[key], !room.room.modes.secret || room.contains(reply.client) else { return nil }
-            return other.prefix(in: key, multiPrefix: false) + room.name
+        let visible = other.roomKeys.sorted().compactMap { key -> String? in
+            guard let room = rooms[key], !room.room.modes.secret || room.contains(client) else { return nil }
+            return other.prefix(in: room, multiPrefix: false) + room.name
         }
-        sendWhois(Whois(nick: other.nick, user: other.user, host: other.host, realname: other.realname, rooms: visible,
-                        isOper: other.isOper, isBot: other.isBot, isTLS: false, away: other.away, account: other.account,
-                        ip: nil, idle: 0, signon: other.since), to: reply)
-    }
-
-    /// What WHOIS tells of a user, here or on another process.
-    private struct Whois {
-        var nick, user, host, realname: String
-        /// The rooms the asker may see, with the user's status prefix.
-        var rooms: [String]
-        var isOper, isBot, isTLS: Bool
-        var away, account: String?
-        /// Shown to operators and the user themselves only.
-        var ip: String?
-        var idle: Int
-        var signon: Date
-    }
-
-    private func sendWhois(_ w: Whois, to reply: Reply) {
-        reply.numeric(.whoisUser, w.nick, w.user, w.host, "*", w.realname)
-        if !w.rooms.isEmpty { reply.numeric(.whoisChannels, w.nick, w.rooms.joined(separator: " ")) }
-        reply.numeric(.whoisServer, w.nick, name, config.network)
-        if w.isOper { reply.numeric(.whoisOperator, w.nick, "is an IRC operator") }
-        if let away = w.away { reply.numeric(.away, w.nick, away) }
-        if let account = w.account { reply.numeric(.whoisAccount, w.nick, account, "is logged in as") }
-        if w.isTLS { reply.numeric(.whoisSecure, w.nick, "is using a secure connection") }
-        if w.isBot { reply.numeric(.whoisBot, w.nick, "is a bot") }
-        if let ip = w.ip { reply.numeric(.whoisActually, w.nick, ip, "Actual host") }
-        reply.numeric(.whoisIdle, w.nick, String(w.idle), String(Int(w.signon.timeIntervalSince1970)), "seconds idle, signon time")
-        reply.numeric(.endOfWhois, w.nick, "End of /WHOIS list")
+        let w = other.nick
+        reply.numeric(.whoisUser, w, other.user, other.host, "*", other.realname)
+        if !visible.isEmpty { reply.numeric(.whoisChannels, w, visible.joined(separator: " ")) }
+        reply.numeric(.whoisServer, w, name, config.network)
+        if other.isOper { reply.numeric(.whoisOperator, w, "is an IRC operator") }
+        if let away = other.away { reply.numeric(.away, w, away) }
+        if let account = other.account { reply.numeric(.whoisAccount, w, account, "is logged in as") }
+        if other.isTLS { reply.numeric(.whoisSecure, w, "is using a secure connection") }
+        if other.isBot { reply.numeric(.whoisBot, w, "is a bot") }
+        // Their address, to operators and themselves (known for connections here only).
+        if client.isOper || other.isConnection(client), let ip = other.ip { reply.numeric(.whoisActually, w, ip, "Actual host") }
+        reply.numeric(.whoisIdle, w, String(other.idle(at: now())), String(Int(other.signon.timeIntervalSince1970)), "seconds idle, signon time")
+        reply.numeric(.endOfWhois, w, "End of /WHOIS list")
     }
 
     // WHOWAS <nick> [<count>]
@@ -152,11 +113,8 @@ extension IRCServer {
 
     // USERHOST <nick>{ <nick>}   (up to 5)
     func handleUserhost(_ reply: Reply, _ m: Message) {
-        let entries = m.params.prefix(5).compactMap { nick -> String? in
-            if let c = registry.client(nick: nick) {
-                return "\(c.nick)\(c.isOper ? "*" : "")=\(c.away == nil ? "+" : "-")\(c.user)@\(c.host)"
-            }
-            return remote.user(nick: nick).map { r in "\(r.nick)\(r.isOper ? "*" : "")=\(r.away == nil ? "+" : "-")\(r.user)@\(r.host)" }
+        let entries = m.params.prefix(5).compactMap { nick in
+            person(nick: nick).map { p in "\(p.nick)\(p.isOper ? "*" : "")=\(p.away == nil ? "+" : "-")\(p.user)@\(p.host)" }
         }
         reply.numeric(.userhost, entries.joined(separator: " "))
     }
@@ -164,7 +122,7 @@ extension IRCServer {
     // ISON <nick>{ <nick>}
     func handleIson(_ reply: Reply, _ m: Message) {
         let present = m.params.flatMap { $0.split(separator: " ") }.prefix(64).compactMap { nick in
-            registry.client(nick: String(nick))?.nick ?? remote.user(nick: String(nick))?.nick
+            person(nick: String(nick))?.nick
         }
         reply.numeric(.ison, present.joined(separator: " "))
     }
@@ -225,40 +183,3 @@ extension IRCServer {
 }
 
 /// A user as WHO lists them, connected here or to another process.
-private struct Listed {
-    var nick: String
-    var user: String
-    var host: String
-    var realname: String
-    var account: String?
-    /// Known for connections here only.
-    var ip: String?
-    /// Seconds since they last spoke; 0 for connections elsewhere.
-    var idle: Int
-    /// `H` or `G`, `*` for an operator, `B` for a bot, and the status prefix in the room listed.
-    var flags: String
-
-    init(_ client: Client, in room: LiveRoom?, multiPrefix: Bool, now: Date) {
-        nick = client.nick
-        user = client.user
-        host = client.host
-        realname = client.realname
-        account = client.accountName
-        ip = client.ip
-        idle = Int(now.timeIntervalSince(client.lastSpokeAt))
-        flags = (client.away == nil ? "H" : "G") + (client.isOper ? "*" : "") + (client.isBot ? "B" : "")
-            + (room?.prefix(of: client, multiPrefix: multiPrefix) ?? "")
-    }
-
-    init(_ record: PresenceRecord, in roomKey: String?, multiPrefix: Bool) {
-        nick = record.nick
-        user = record.user
-        host = record.host
-        realname = record.realname
-        account = record.account
-        ip = nil
-        idle = 0
-        flags = (record.away == nil ? "H" : "G") + (record.isOper ? "*" : "") + (record.isBot ? "B" : "")
-            + (roomKey.map { record.prefix(in: $0, multiPrefix: multiPrefix) } ?? "")
-    }
-}
