@@ -14,6 +14,9 @@ enum Person {
     var nick: String {
         switch self { case .here(let c): c.nick; case .elsewhere(let r): r.nick }
     }
+    var nickKey: String {
+        switch self { case .here(let c): c.nickKey; case .elsewhere(let r): r.nickKey }
+    }
     var user: String {
         switch self { case .here(let c): c.user; case .elsewhere(let r): r.user }
     }
@@ -48,6 +51,18 @@ enum Person {
     /// The keys of the rooms they are in: in the order they joined here, by name elsewhere.
     var roomKeys: [String] {
         switch self { case .here(let c): c.rooms.map(\.key); case .elsewhere(let r): r.rooms.keys.sorted() }
+    }
+
+    func isIn(_ room: LiveRoom) -> Bool {
+        switch self { case .here(let c): room.contains(c); case .elsewhere(let r): r.rooms[room.key] != nil }
+    }
+
+    /// Their status in `room` (empty when none, or not in it).
+    func status(in room: LiveRoom) -> LiveRoom.Status {
+        switch self {
+        case .here(let c): room.status(of: c) ?? []
+        case .elsewhere(let r): LiveRoom.Status(letters: r.rooms[room.key] ?? "")
+        }
     }
 
     /// Their status in `room` as its prefix (`@`, `+`, `@+` with multi-prefix), empty for none.

@@ -378,41 +378,34 @@ extension IRCServer {
             guard let room = room(named: roomNames.count == 1 ? roomNames[0] : roomNames[i], reply: reply) else { continue }
             guard room.contains(client) else { reply.numeric(.notOnChannel, room.name, "You're not in that room"); continue }
             guard room.isOp(client) else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may kick"); continue }
-            guard let target = registry.client(nick: nick), room.contains(target) else {
-                if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
-                    kickElsewhere(elsewhere, from: room, reason: reason, by: client, reply: reply)
-                } else {
-                    reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
-                }
+            guard let target = person(nick: nick), target.isIn(room) else {
+                reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                 continue
             }
-            guard let account = target.account, room.memberships[account.key] != nil else {
-                // A guest's presence is all there is of it in the room: told, then gone.
-                leave(room, target, reason: reason, kickedBy: Kicker(client), reply: reply)
+            if let account = target.account, room.memberships[Account.key(account)] != nil {
+                kickMember(account, from: room, reason: reason, by: client, reply: reply)
                 continue
             }
-            kickMember(account, from: room, reason: reason, by: client, reply: reply)
+            // A guest's presence is all there is of it in the room: told, then gone; on another
+            // node, by an order to that node.
+            switch target {
+            case .here(let guest): leave(room, guest, reason: reason, kickedBy: Kicker(client), reply: reply)
+            case .elsewhere(let guest): kickGuestElsewhere(guest, from: room, reason: reason, by: client, reply: reply)
+            }
         }
     }
 
     /// KICK of a member: the membership ends by the room's rules (their turns pass on, their jobs
-    /// there go back), and once that is stored every connection of theirs here leaves the room.
-    private func kickMember(_ account: Login, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
-        let kicker = Kicker(client)
-        changeMembership(.leave(account.name, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {
-            room.memberships[account.key] = nil  // ended: `leave` has nothing more to store
-            for connection in self.registry.connections(ofAccount: account.key) where room.contains(connection) {
+    /// there go back), and once that is stored every connection of theirs here leaves the room
+    /// (those on other nodes leave it when their node reads the room again).
+    private func kickMember(_ account: String, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
+        let kicker = Kicker(client), key = Account.key(account)
+        changeMembership(.leave(account, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {
+            room.memberships[key] = nil  // ended: `leave` has nothing more to store
+            for connection in self.registry.connections(ofAccount: key) where room.contains(connection) {
                 self.leave(room, connection, reason: reason, kickedBy: kicker, reply: reply)
             }
         }
-    }
-
-    /// KICK of someone connected to another process: a member's membership ends, by the room's
-    /// rules, and their process takes them out of the room when it reads that; a guest, who has
-    /// no membership, is taken out by an order to their process.
-    private func kickElsewhere(_ user: PresenceRecord, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
-        guard let account = user.account else { return kickGuestElsewhere(user, from: room, reason: reason, by: client, reply: reply) }
-        changeMembership(.leave(account, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {}
     }
 
     /// INVITE of an account that is not connected, through the room's rules (`MembershipChange.add`).

@@ -93,27 +93,29 @@ extension IRCServer {
                 case "o", "v":
                     guard let nick = nextArg() else { continue }
                     guard isOp else { reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may change roles"); return nil }
-                    guard let target = registry.client(nick: nick) else {
-                        if let elsewhere = remote.user(nick: nick), elsewhere.rooms[room.key] != nil {
-                            changeRole(of: elsewhere, in: room, ch == "o" ? .op : .voice, adding: adding, by: client, reply: reply)
-                        } else {
-                            reply.numeric(.noSuchNick, nick, "No such nick")
-                        }
+                    guard let person = person(nick: nick) else {
+                        reply.numeric(.noSuchNick, nick, "No such nick")
                         continue
                     }
-                    guard room.contains(target) else {
+                    guard person.isIn(room) else {
                         reply.numeric(.userNotInChannel, nick, room.name, "They aren't in that room")
                         continue
                     }
                     let flag: LiveRoom.Status = ch == "o" ? .op : .voice
-                    if let account = target.account, room.memberships[account.key] != nil {
-                        // A member's role is stored first (`storeRoles`): flags gathered per member.
-                        if !memberRoles.contains(where: { $0.target === target }) {
-                            memberRoles.append(RoleChange(target: target, account: account))
+                    if let account = person.account, room.memberships[Account.key(account)] != nil {
+                        // A member's role is stored first (`storeRoles`), wherever they are
+                        // connected: flags gathered per member.
+                        if !memberRoles.contains(where: { $0.target.nickKey == person.nickKey }) {
+                            memberRoles.append(RoleChange(target: person, account: account))
                         }
-                        let i = memberRoles.firstIndex { $0.target === target }!
+                        let i = memberRoles.firstIndex { $0.target.nickKey == person.nickKey }!
                         guard memberRoles[i].wanted(in: room).contains(flag) != adding else { continue }
                         memberRoles[i].flags.append((adding ? "+" : "-", ch))
+                        continue
+                    }
+                    guard case .here(let target) = person else {
+                        reply.numeric(.userNotInChannel, nick, room.name,
+                                      "\(nick) is a guest connected to another server of this network: only a member's role can be set from here")
                         continue
                     }
                     // A guest's status is presence only: given at once.
@@ -189,8 +191,9 @@ extension IRCServer {
 
     /// MODE ±o/±v of one member, in one line: the flags, in the order given.
     private struct RoleChange {
-        let target: Client
-        let account: Login
+        let target: Person
+        /// The member's account name.
+        let account: String
         var flags: [(sign: Character, letter: Character)] = []
 
         /// The status the flags give, from `status`.
@@ -203,20 +206,22 @@ extension IRCServer {
             return status
         }
 
-        func wanted(in room: LiveRoom) -> LiveRoom.Status { applied(to: room.status(of: target) ?? []) }
+        func wanted(in room: LiveRoom) -> LiveRoom.Status { applied(to: target.status(in: room)) }
     }
 
     /// Members' roles, stored by the room's rules (a manager stays one across reconnects, and the
     /// room hears who became one); each member's status changes, and the room hears its MODE, once
-    /// their role is stored. A refusal or a failed write is the setter's to hear.
+    /// their role is stored. A refusal or a failed write is the setter's to hear. A member connected
+    /// to another node is given the status there, when that node reads the stored role, and the
+    /// room here hears it from there.
     private func storeRoles(_ changes: [RoleChange], in room: LiveRoom, by client: Client, reply: Reply) {
         for change in changes where !change.flags.isEmpty {
-            let stored = Self.storedRole(change.wanted(in: room), of: change.account.name, in: room, by: client)
+            let stored = Self.storedRole(change.wanted(in: room), of: change.account, in: room, by: client)
             changeMembership(stored, in: room, reply: reply) {
-                guard room.contains(change.target) else { return }
-                room.setStatus(change.target, change.applied(to: room.status(of: change.target) ?? []))
-                self.cluster?.presenceChanged(change.target)
-                self.tellModes(change.flags.map { ($0.sign, $0.letter, change.target.nick) }, in: room, by: client, reply: reply)
+                guard case .here(let target) = change.target, room.contains(target) else { return }
+                room.setStatus(target, change.applied(to: room.status(of: target) ?? []))
+                self.cluster?.presenceChanged(target)
+                self.tellModes(change.flags.map { ($0.sign, $0.letter, target.nick) }, in: room, by: client, reply: reply)
             }
         }
     }
@@ -239,19 +244,6 @@ extension IRCServer {
         if mask.contains("!") { return mask.contains("@") ? mask : mask + "@*" }
         if mask.contains("@") { return "*!" + mask }
         return mask + "!*@*"
-    }
-
-    /// +o or +v for someone connected to another process: their role is stored, by the room's
-    /// rules, and their process gives them the status (its MODE comes back from there). A guest
-    /// has no role to store.
-    private func changeRole(of user: PresenceRecord, in room: LiveRoom, _ flag: LiveRoom.Status, adding: Bool, by client: Client, reply: Reply) {
-        guard let account = user.account else {
-            return reply.numeric(.userNotInChannel, user.nick, room.name,
-                                 "\(user.nick) is a guest connected to another server process: only a member's role can be set from here")
-        }
-        var status = LiveRoom.Status(letters: user.rooms[room.key] ?? "")
-        if adding { status.insert(flag) } else { status.remove(flag) }
-        changeMembership(Self.storedRole(status, of: account, in: room, by: client), in: room, reply: reply) {}
     }
 
     /// The role a status in the room stands for (`@` a manager, `+` voiced), as the room's rules store it.
