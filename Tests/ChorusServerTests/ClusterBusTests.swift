@@ -51,6 +51,9 @@ final class ClusterBusTests: XCTestCase {
         gus.send("PRIVMSG ann :a guest says hello")
         let line = try ann.expect("gus's line") { $0.command == "PRIVMSG" && $0.params.last == "a guest says hello" }
         XCTAssertEqual(line.params.first, "ann")
+        ann.send("MODE #ops +v gus")
+        XCTAssertEqual(try ann.expect(command: "441").params.last,
+                       "gus is a guest connected to another server of this network: only a member's role can be set from here")
         ann.send("KICK #ops gus :not today")
         XCTAssertEqual(try gus.expect(command: "KICK").params, ["#ops", "gus", "not today"])
 

@@ -157,6 +157,24 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(try ben.expect(command: "731").params.last, "nobody")
     }
 
+    /// A KICK of a member by the nick they have on another node ends the membership, and with it
+    /// every connection of theirs in the room: here (ben's laptop on node A, as `benny`) and there.
+    func testAMemberKickedByTheirNickOnAnotherNodeLeavesWithEveryConnection() throws {
+        let (nodes, ann, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }
+        let laptop = try nodes[0].connect()
+        try laptop.register("benny", sasl: ("ben", "ben-password"))
+        try laptop.join("#den")
+        try ann.expect("benny's JOIN") { $0.command == "JOIN" && $0.source?.hasPrefix("benny!") == true }
+
+        ann.send("KICK #den ben :not today")
+        XCTAssertEqual(try ben.expect(command: "KICK").params, ["#den", "ben", "Removed from #den"])
+        XCTAssertEqual(try laptop.expect(command: "KICK").params, ["#den", "benny", "not today"])
+        try ann.expect("ben leaving, from node B") { $0.command == "PART" && $0.source?.hasPrefix("ben!") == true }
+        ann.send("NAMES #den")
+        XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann", "neither of ben's connections is left in #den")
+    }
+
     /// ben comes into #den on node B before node A hears of it, and ann, on node A, gives him a
     /// job: node A writes him a direct line, and node B, which knows he heard the room's line,
     /// leaves it out. (Node A's feed is stopped to keep its view of ben behind.)
