@@ -1,16 +1,17 @@
 import Foundation
 
 /// What one node tells the others that is neither team state nor anyone's history: a line only
-/// relayed, and an order a manager here gives about a guest connected there. Each message is
+/// relayed, and an order about the presence in a room of someone connected there. Each message is
 /// written to the shared log in its one order with the lines and presence around it (a reaction
 /// never arrives before the line it reacts to) and read by every other node (`SharedLog.changes`).
 /// A store of one process (SQLite) has no bus, and nothing posts to it.
 public enum BusMessage: Equatable, Sendable {
     case line(RelayedLine)
-    /// Takes a guest connected to the node that reads it out of a room.
-    case kick(GuestOrder)
-    /// Lets a guest connected to the node that reads it into a room, and tells them.
-    case invite(GuestOrder)
+    /// Takes someone connected to the node that reads it out of a room (a guest: a member's KICK
+    /// ends the stored membership instead).
+    case kick(PresenceOrder)
+    /// Lets someone connected to the node that reads it into a room, and tells them.
+    case invite(PresenceOrder)
 }
 
 /// A line the receiving node delivers as it is and no one's history keeps: a TAGMSG, a line to a
@@ -61,11 +62,13 @@ public struct RelayedLine: Codable, Equatable, Sendable {
     }
 }
 
-/// What a manager on one node does to a guest connected to another (KICK, INVITE). A member is
-/// never ordered: their membership changes in the store, and every node reads the room again.
-public struct GuestOrder: Codable, Equatable, Sendable {
-    /// The guest's nick.
-    public var guest: String
+/// What someone on one node does to the presence in a room of someone connected to another that
+/// changes no stored membership: a guest's KICK, an INVITE that makes no one a member. A member's
+/// KICK or a manager's INVITE of an account changes the store instead, and every node reads the
+/// room again.
+public struct PresenceOrder: Codable, Equatable, Sendable {
+    /// Whom it is about, by nick.
+    public var nick: String
     /// The room's name.
     public var room: String
     /// A KICK's reason.
@@ -75,8 +78,8 @@ public struct GuestOrder: Codable, Equatable, Sendable {
     public var account: String?
     public var time: Date
 
-    public init(guest: String, room: String, reason: String? = nil, source: String, account: String?, time: Date) {
-        self.guest = guest
+    public init(nick: String, room: String, reason: String? = nil, source: String, account: String?, time: Date) {
+        self.nick = nick
         self.room = room
         self.reason = reason
         self.source = source
@@ -112,8 +115,8 @@ extension BusMessage {
         decoder.dateDecodingStrategy = .millisecondsSince1970
         switch kind {
         case "line": self = .line(try decoder.decode(RelayedLine.self, from: body))
-        case "kick": self = .kick(try decoder.decode(GuestOrder.self, from: body))
-        case "invite": self = .invite(try decoder.decode(GuestOrder.self, from: body))
+        case "kick": self = .kick(try decoder.decode(PresenceOrder.self, from: body))
+        case "invite": self = .invite(try decoder.decode(PresenceOrder.self, from: body))
         default: return nil
         }
     }

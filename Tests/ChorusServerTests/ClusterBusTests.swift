@@ -59,7 +59,7 @@ final class ClusterBusTests: XCTestCase {
 
         let store = try XCTUnwrap(n[0].server.store as? PostgresStore)
         let bus = try store.db.read { link in
-            try link.query("SELECT kind, body->>'target', body->>'guest', body->>'reason' FROM bus ORDER BY id").map {
+            try link.query("SELECT kind, body->>'target', body->>'nick', body->>'reason' FROM bus ORDER BY id").map {
                 [try $0.string(0) as String, try $0.string(1) as String? ?? "-", try $0.string(2) as String? ?? "-",
                  try $0.string(3) as String? ?? "-"]
             }

@@ -175,6 +175,21 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann", "neither of ben's connections is left in #den")
     }
 
+    /// Someone who is no manager invites a person connected to another node: an order to that node,
+    /// which tells them (a manager's invitation of an account makes it a member instead).
+    func testAnInvitationFromSomeoneWhoIsNoManagerReachesAPersonOnAnotherNode() throws {
+        let (nodes, _, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }
+        try nodes[0].addAccount("cat", "cat-password")
+        let cat = try nodes[0].connect(as: "cat")
+        try ben.waitUntilOnline("cat")
+        ben.send("INVITE cat #den")
+        XCTAssertEqual(try ben.expect(command: "341").params, ["ben", "cat", "#den"])
+        let invite = try cat.expect(command: "INVITE")
+        XCTAssertEqual(invite.params, ["cat", "#den"])
+        XCTAssertEqual(invite.source?.hasPrefix("ben!"), true)
+    }
+
     /// ben comes into #den on node B before node A hears of it, and ann, on node A, gives him a
     /// job: node A writes him a direct line, and node B, which knows he heard the room's line,
     /// leaves it out. (Node A's feed is stopped to keep its view of ben behind.)

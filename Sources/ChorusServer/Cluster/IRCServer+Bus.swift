@@ -25,7 +25,7 @@ extension IRCServer {
     func kickGuestElsewhere(_ guest: PresenceRecord, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
         let t = now()
         let reason = reason ?? client.nick
-        cluster?.post(.kick(GuestOrder(guest: guest.nick, room: room.name, reason: reason, source: client.prefix, account: client.accountName, time: t)))
+        cluster?.post(.kick(PresenceOrder(nick: guest.nick, room: room.name, reason: reason, source: client.prefix, account: client.accountName, time: t)))
         broadcast(Outgoing(Message(source: client.prefix, "KICK", [room.name, guest.nick, reason]), time: t, account: client.accountName),
                   to: room.members, reply: reply)
         var left = guest
@@ -33,11 +33,12 @@ extension IRCServer {
         remote.replace(left)
     }
 
-    /// INVITE of a guest connected to another node: that node lets them into the room and tells
-    /// them, as it would for an INVITE of its own.
-    func inviteGuestElsewhere(_ guest: PresenceRecord, to room: LiveRoom, by client: Client, reply: Reply) {
+    /// INVITE of someone connected to another node that makes no one a member (a guest, or anyone
+    /// invited by someone who is not a manager): that node lets them into the room and tells them,
+    /// as it would for an INVITE of its own.
+    func inviteElsewhere(_ guest: PresenceRecord, to room: LiveRoom, by client: Client, reply: Reply) {
         let t = now()
-        cluster?.post(.invite(GuestOrder(guest: guest.nick, room: room.name, source: client.prefix, account: client.accountName, time: t)))
+        cluster?.post(.invite(PresenceOrder(nick: guest.nick, room: room.name, source: client.prefix, account: client.accountName, time: t)))
         reply.numeric(.inviting, guest.nick, room.name)
         let invite = Outgoing(Message(source: client.prefix, "INVITE", [guest.nick, room.name]), time: t, account: client.accountName)
         broadcast(invite, to: room.members, except: client, only: { $0.caps.contains(.inviteNotify) && room.isOp($0) })
@@ -48,10 +49,10 @@ extension IRCServer {
     func deliver(_ message: BusMessage) {
         switch message {
         case .kick(let order):
-            guard let guest = registry.client(nick: order.guest), let room = rooms[Names.fold(order.room)], room.contains(guest) else { return }
+            guard let guest = registry.client(nick: order.nick), let room = rooms[Names.fold(order.room)], room.contains(guest) else { return }
             leave(room, guest, reason: order.reason, kickedBy: Kicker(source: order.source, account: order.account), reply: nil)
         case .invite(let order):
-            guard let guest = registry.client(nick: order.guest), let room = rooms[Names.fold(order.room)], !room.contains(guest) else { return }
+            guard let guest = registry.client(nick: order.nick), let room = rooms[Names.fold(order.room)], !room.contains(guest) else { return }
             room.invitedNicks.insert(guest.nickKey)
             let invite = Outgoing(Message(source: order.source, "INVITE", [guest.nick, room.name]), time: order.time, account: order.account)
             send(invite, to: guest)

@@ -434,35 +434,35 @@ extension IRCServer {
 
     // INVITE <nick> <room>
     func handleInvite(_ reply: Reply, _ m: Message) {
-        let client = reply.client
-        let target = registry.client(nick: m.params[0])
-        // A guest connected to another process is invited there (`inviteGuestElsewhere`).
-        let guestElsewhere = target == nil ? remote.user(nick: m.params[0]).flatMap { $0.account == nil ? $0 : nil } : nil
-        if target == nil && guestElsewhere == nil {
-            // An account nobody is connected as here: a manager makes it a member, and it finds
-            // the room at its next login, or at once on the process it is connected to.
-            if let room = rooms[Names.fold(m.params[1])], room.isOp(reply.client), let manager = reply.client.account?.name,
-               Names.isValidNick(m.params[0]) {
-                return invite(account: remote.user(nick: m.params[0])?.account ?? m.params[0], to: room, by: manager, reply: reply)
+        let client = reply.client, nick = m.params[0]
+        guard let person = person(nick: nick) else {
+            // An account nobody is connected as: a manager makes it a member, and it finds the
+            // room at its next login.
+            if let room = rooms[Names.fold(m.params[1])], room.isOp(client), let manager = client.account?.name, Names.isValidNick(nick) {
+                return invite(account: nick, to: room, by: manager, reply: reply)
             }
-            return reply.numeric(.noSuchNick, m.params[0], "No such nick")
+            return reply.numeric(.noSuchNick, nick, "No such nick")
         }
         guard let room = room(named: m.params[1], reply: reply) else { return }
         guard room.contains(client) else { return reply.numeric(.notOnChannel, room.name, "You're not in that room") }
         guard !room.room.modes.inviteOnly || room.isOp(client) else {
             return reply.numeric(.chanOPrivsNeeded, room.name, "Only the room's managers may invite to an invite-only room")
         }
-        guard let target else {
-            guard let guest = guestElsewhere else { return }
-            guard guest.rooms[room.key] == nil else { return reply.numeric(.userOnChannel, guest.nick, room.name, "is already in the room") }
-            return inviteGuestElsewhere(guest, to: room, by: client, reply: reply)
+        guard !person.isIn(room) else { return reply.numeric(.userOnChannel, person.nick, room.name, "is already in the room") }
+        let manager = client.account.flatMap { room.memberships[$0.key]?.role == .manager ? $0.name : nil }
+        let target: Client
+        switch person {
+        case .here(let connection): target = connection
+        case .elsewhere(let user):
+            // Connected to another node: a manager makes a logged-in person a member, and their
+            // node brings them in; any other invitation is an order to their node.
+            if let manager, let account = user.account { return invite(account: account, to: room, by: manager, reply: reply) }
+            return inviteElsewhere(user, to: room, by: client, reply: reply)
         }
-        guard !room.contains(target) else { return reply.numeric(.userOnChannel, target.nick, room.name, "is already in the room") }
         room.invitedNicks.insert(target.nickKey)
         // A manager's invitation adds a logged-in person to the room for good.
-        if let manager = client.account, room.memberships[manager.key]?.role == .manager,
-           let invited = target.account, room.memberships[invited.key] == nil {
-            workspace.run(MembershipChange.invite(invited.name, to: room.key, by: manager.name))
+        if let manager, let invited = target.account, room.memberships[invited.key] == nil {
+            workspace.run(MembershipChange.invite(invited.name, to: room.key, by: manager))
         }
         reply.numeric(.inviting, target.nick, room.name)
         let invite = Outgoing(Message(source: client.prefix, "INVITE", [target.nick, room.name]), time: now(), account: client.accountName)
