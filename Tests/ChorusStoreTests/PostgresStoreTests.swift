@@ -354,6 +354,41 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try listening.history(of: "#flat", .latest(after: nil, limit: 1)).first?.msgid, "m5")
     }
 
+    /// Messages on the bus reach the other process typed as they were posted, in the log's one
+    /// order with the lines around them; the poster passes over its own; a minute on they are
+    /// forgotten.
+    func testTheBusCarriesTypedMessagesInTheLogsOrderAndForgetsThemAfterAMinute() throws {
+        let (_, reading, posting) = try twoProcesses("b")
+        defer { reading.close(); posting.close() }
+        let start = try reading.changes(after: 0, limit: 100).next
+        let t = Date(timeIntervalSince1970: 1_790_000_000)
+        let typing = RelayedLine(msgid: "r1", time: t, command: "TAGMSG", source: "gus!g@h", account: nil, target: "#Flat",
+                                 text: "", clientTags: "+typing=active", standsInFor: .init(room: "#flat", membersHear: true))
+        let line = HistoryEntry(conversation: "#flat", msgid: "m1", time: t, command: "PRIVMSG", source: "ann!a@h", account: "ann",
+                                target: "#Flat", text: "hello")
+        let kick = PresenceOrder(nick: "gus", room: "#Flat", reason: "not today", source: "ann!a@h", account: "ann", time: t)
+        try posting.post([.line(typing)])
+        try posting.transaction(cache: nil) { try $0.appendHistory([line]) }
+        try posting.post([.kick(kick), .invite(PresenceOrder(nick: "gus", room: "#den", source: "ann!a@h", account: "ann", time: t))])
+
+        let read = try reading.changes(after: start, limit: 100).changes
+        guard read.count == 4, case .bus(.line(let first)) = read[0], case .line(let second) = read[1],
+              case .bus(.kick(let third)) = read[2], case .bus(.invite(let fourth)) = read[3] else { return XCTFail("\(read)") }
+        XCTAssertEqual(first, typing)
+        XCTAssertEqual(second, line)
+        XCTAssertEqual(third, kick)
+        XCTAssertEqual(fourth.room, "#den")
+        XCTAssertTrue(try posting.changes(after: start, limit: 100).changes.isEmpty, "its own messages are its clients' already")
+
+        let count = { try posting.db.read { try $0.query("SELECT count(*) FROM bus").first?.int64(0) } }
+        XCTAssertEqual(try count(), 3)
+        _ = try posting.withdrawSilentNodes()
+        XCTAssertEqual(try count(), 3, "kept while other processes may not have read them")
+        try posting.db.write { try $0.execute("UPDATE bus SET created = created - 61000") }
+        _ = try posting.withdrawSilentNodes()
+        XCTAssertEqual(try count(), 0, "forgotten a minute on")
+    }
+
     /// Two processes' stores on one new schema (`freshLocation(prefix)`), a connection each.
     private func twoProcesses(_ prefix: String) throws -> (PostgresLocation, PostgresStore, PostgresStore) {
         let location = try freshLocation(prefix)
