@@ -10,8 +10,8 @@ extension IRCServer {
     func relay(_ out: Outgoing, text: String, from client: Client, target: String) {
         guard let msgid = out.msgid else { return }
         cluster?.post(.line(RelayedLine(msgid: msgid, time: out.time, command: out.message.command, source: client.prefix,
-                               account: client.accountName, target: target, text: text,
-                               clientTags: Message.serializedTags(out.clientTags))))
+                                        account: client.accountName, target: target, text: text,
+                                        clientTags: Message.serializedTags(out.clientTags))))
     }
 
     /// A room line that is not kept (TAGMSG, `@#room`) reaches the room's members elsewhere too.
@@ -36,26 +36,26 @@ extension IRCServer {
     /// INVITE of someone connected to another node that makes no one a member (a guest, or anyone
     /// invited by someone who is not a manager): that node lets them into the room and tells them,
     /// as it would for an INVITE of its own.
-    func inviteElsewhere(_ guest: PresenceRecord, to room: LiveRoom, by client: Client, reply: Reply) {
+    func inviteElsewhere(_ user: PresenceRecord, to room: LiveRoom, by client: Client, reply: Reply) {
         let t = now()
-        cluster?.post(.invite(PresenceOrder(nick: guest.nick, room: room.name, source: client.prefix, account: client.accountName, time: t)))
-        reply.numeric(.inviting, guest.nick, room.name)
-        let invite = Outgoing(Message(source: client.prefix, "INVITE", [guest.nick, room.name]), time: t, account: client.accountName)
+        cluster?.post(.invite(PresenceOrder(nick: user.nick, room: room.name, source: client.prefix, account: client.accountName, time: t)))
+        reply.numeric(.inviting, user.nick, room.name)
+        let invite = Outgoing(Message(source: client.prefix, "INVITE", [user.nick, room.name]), time: t, account: client.accountName)
         broadcast(invite, to: room.members, except: client, only: { $0.caps.contains(.inviteNotify) && room.isOp($0) })
-        if let away = guest.away { reply.numeric(.away, guest.nick, away) }
+        if let away = user.away { reply.numeric(.away, user.nick, away) }
     }
 
     /// A message another node posted, for the clients here it concerns.
     func deliver(_ message: BusMessage) {
         switch message {
         case .kick(let order):
-            guard let guest = registry.client(nick: order.nick), let room = rooms[Names.fold(order.room)], room.contains(guest) else { return }
-            leave(room, guest, reason: order.reason, kickedBy: Kicker(source: order.source, account: order.account), reply: nil)
+            guard let client = registry.client(nick: order.nick), let room = rooms[Names.fold(order.room)], room.contains(client) else { return }
+            leave(room, client, reason: order.reason, kickedBy: Kicker(source: order.source, account: order.account), reply: nil)
         case .invite(let order):
-            guard let guest = registry.client(nick: order.nick), let room = rooms[Names.fold(order.room)], !room.contains(guest) else { return }
-            room.invitedNicks.insert(guest.nickKey)
-            let invite = Outgoing(Message(source: order.source, "INVITE", [guest.nick, room.name]), time: order.time, account: order.account)
-            send(invite, to: guest)
+            guard let client = registry.client(nick: order.nick), let room = rooms[Names.fold(order.room)], !room.contains(client) else { return }
+            room.invitedNicks.insert(client.nickKey)
+            let invite = Outgoing(Message(source: order.source, "INVITE", [client.nick, room.name]), time: order.time, account: order.account)
+            send(invite, to: client)
             broadcast(invite, to: room.members, only: { $0.caps.contains(.inviteNotify) && room.isOp($0) })
         case .line(let line):
             deliver(line)
