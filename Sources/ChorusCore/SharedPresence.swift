@@ -32,10 +32,11 @@ public protocol SharedLog: Sendable {
 public enum LogNews: Sendable {
     /// Another process committed something: read the log (and, with `roomsChanged`, the rooms).
     case look(roomsChanged: Bool)
-    /// One transaction appended these lines to the log, right after position `after`, the last at
-    /// position `last`. A reader that has read up to `after` has now read up to `last`; any other
-    /// reader must read the log. `lines` leaves out this process's own (`last` counts them).
-    case appended(after: Int64, last: Int64, lines: [HistoryEntry])
+    /// One statement appended these lines, or these bus messages, to the log, right after position
+    /// `after`, the last at position `last`. A reader that has read up to `after` has now read up
+    /// to `last`; any other reader must read the log. Both leave out this process's own (`last`
+    /// counts them).
+    case appended(after: Int64, last: Int64, lines: [HistoryEntry], messages: [BusMessage])
 }
 
 /// What another process committed: a line, a change in who is connected there, a message for

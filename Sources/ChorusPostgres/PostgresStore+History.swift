@@ -124,8 +124,17 @@ extension PostgresStore: SharedLog {
             return "(\(raw: Self.nextPosition), \(node), \(message.kind), \(body)::jsonb, \(raw: Self.databaseNow))"
         }.joined(separator: ", ")
         try db.write { link in
-            try Self.takeLog(link, node: node)
-            try link.execute("INSERT INTO bus (id, node, kind, body, created) VALUES \(rows)")
+            try Self.takeLog(link, node: node, wake: false)
+            // The wake-up carries the messages, as `appendHistory`'s carries its lines: a typing
+            // notice reaches the other nodes without a read of the log.
+            try link.execute("""
+                WITH added AS (INSERT INTO bus (id, node, kind, body, created) VALUES \(rows) RETURNING id, kind, body)
+                SELECT pg_notify(current_setting('chorus.channel'),
+                  CASE WHEN octet_length(news) <= \(raw: String(Self.longestNews)) THEN news ELSE \(node) END)
+                FROM (SELECT json_build_array(\(node)::text, \(raw: Self.logEnd), (SELECT max(id) FROM added), '[]'::json,
+                                              json_agg(json_build_array(kind, body::text) ORDER BY id))::text
+                      AS news FROM added) appended
+                """)
         }
     }
 
@@ -141,12 +150,14 @@ extension PostgresStore: SharedLog {
             guard payload.hasPrefix("[") else { return news(.look(roomsChanged: payload.hasPrefix("rooms "))) }
             // Its own lines are its clients' already: only where they end is read, without a decoder.
             if payload.hasPrefix(ownLines), let ends = Self.ends(of: payload.dropFirst(ownLines.count)) {
-                return news(.appended(after: ends.after, last: ends.last, lines: []))
+                return news(.appended(after: ends.after, last: ends.last, lines: [], messages: []))
             }
             guard let appended = try? decoder.decode(AppendedLines.self, from: Data(payload.utf8)) else {
                 return news(.look(roomsChanged: false))
             }
-            news(.appended(after: appended.after, last: appended.last, lines: appended.node == node ? [] : appended.lines.map(\.entry)))
+            let own = appended.node == node
+            news(.appended(after: appended.after, last: appended.last, lines: own ? [] : appended.lines.map(\.entry),
+                           messages: own ? [] : appended.messages.compactMap(\.message)))
         }
     }
 
@@ -158,12 +169,14 @@ extension PostgresStore: SharedLog {
         return (after, last)
     }
 
-    /// A notification's lines, as `appendHistory` builds it: `[node, after, last, [[columns…]…]]`.
+    /// A notification's lines, as `appendHistory` builds it: `[node, after, last, [[columns…]…]]`,
+    /// or its bus messages, as `post` does: `[node, after, last, [], [[kind, body]…]]`.
     private struct AppendedLines: Decodable {
         let node: String
         let after: Int64
         let last: Int64
         let lines: [Line]
+        let messages: [Message]
 
         init(from decoder: any Decoder) throws {
             var fields = try decoder.unkeyedContainer()
@@ -171,6 +184,17 @@ extension PostgresStore: SharedLog {
             after = try fields.decode(Int64.self)
             last = try fields.decode(Int64.self)
             lines = try fields.decode([Line].self)
+            messages = fields.isAtEnd ? [] : try fields.decode([Message].self)
+        }
+
+        struct Message: Decodable {
+            /// nil for a kind this build does not know (a newer node's).
+            let message: BusMessage?
+
+            init(from decoder: any Decoder) throws {
+                var c = try decoder.unkeyedContainer()
+                message = try BusMessage(kind: try c.decode(String.self), body: Data(try c.decode(String.self).utf8))
+            }
         }
 
         struct Line: Decodable {

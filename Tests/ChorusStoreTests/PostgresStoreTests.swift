@@ -314,7 +314,7 @@ final class PostgresStoreTests: XCTestCase {
     /// A transaction's lines come with its wake-up, with the log's end before them: another
     /// process's lines whole (an audience, no account), its own as where they end only, and lines
     /// too long for a notification as a plain wake-up.
-    func testAWakeUpCarriesTheLinesItsTransactionAppended() throws {
+    func testAWakeUpCarriesTheLinesAndMessagesItsStatementAppended() throws {
         let (_, listening, other) = try twoProcesses("n")
         defer { listening.close(); other.close() }
         let heard = Mutex<[LogNews]>([]), arrived = DispatchSemaphore(value: 0)
@@ -335,16 +335,25 @@ final class PostgresStoreTests: XCTestCase {
         let start = try listening.changes(after: 0, limit: 100).next
         let sent = [line("m1"), line("m2", account: nil, audience: ["ben", "cat"])]
         try other.transaction(cache: nil) { try $0.appendHistory(sent) }
-        guard case .appended(let after, let last, let lines) = try next() else { return XCTFail("not the lines") }
+        guard case .appended(let after, let last, let lines, _) = try next() else { return XCTFail("not the lines") }
         XCTAssertEqual(after, start)
         XCTAssertEqual(lines, sent)
         XCTAssertEqual(try listening.changes(after: start, limit: 100).next, last, "where they end is where the log ends")
 
         try listening.transaction(cache: nil) { try $0.appendHistory([line("m3")]) }
-        guard case .appended(let ownAfter, let ownLast, let own) = try next() else { return XCTFail("not its own lines' end") }
+        guard case .appended(let ownAfter, let ownLast, let own, _) = try next() else { return XCTFail("not its own lines' end") }
         XCTAssertEqual(ownAfter, last)
         XCTAssertGreaterThan(ownLast, ownAfter)
         XCTAssertEqual(own, [], "its own lines are its clients' already")
+
+        // A message on the bus comes in its wake-up too, after the lines before it.
+        let typing = BusMessage.line(RelayedLine(msgid: "r1", time: t, command: "TAGMSG", source: "gus!g@h", account: nil,
+                                                 target: "#Flat", text: "", clientTags: "+typing=active"))
+        try other.post([typing])
+        guard case .appended(let busAfter, _, let noLines, let messages) = try next() else { return XCTFail("not the bus message") }
+        XCTAssertEqual(busAfter, ownLast)
+        XCTAssertEqual(noLines, [])
+        XCTAssertEqual(messages, [typing])
 
         try other.transaction(cache: nil) { try $0.appendHistory([line("m4", text: String(repeating: "x", count: 8000))]) }
         guard case .look(roomsChanged: false) = try next() else { return XCTFail("a long line's wake-up says only to read") }

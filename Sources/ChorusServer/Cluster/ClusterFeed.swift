@@ -61,11 +61,11 @@ final class ClusterFeed: @unchecked Sendable {
         }
     }
 
-    /// Lines a transaction appended right after what this process has read are delivered as they
-    /// came; anything else is a reason to read the log (a notification lost while the listening
+    /// Lines or bus messages a statement appended right after what this process has read are
+    /// delivered as they came; anything else is a reason to read the log (a notification lost while the listening
     /// connection was away shows as a gap, and is read).
     private func hear(_ news: LogNews) {
-        guard case .appended(let after, let last, let lines) = news else {
+        guard case .appended(let after, let last, let lines, let messages) = news else {
             if case .look(let rooms) = news { wake(rooms: rooms) }
             return
         }
@@ -73,7 +73,7 @@ final class ClusterFeed: @unchecked Sendable {
             guard !self.stopped, last > self.position else { return }
             guard after == self.position else { return self.wake(rooms: false) }
             self.position = last
-            if !lines.isEmpty { self.deliver(lines.map { .line($0) }) }
+            if !lines.isEmpty || !messages.isEmpty { self.deliver(lines.map { .line($0) } + messages.map { .bus($0) }) }
             self.tellWaiting()
         }
     }
