@@ -98,11 +98,22 @@ extension BusMessage {
         }
     }
 
-    /// The message's body as JSON, times in milliseconds.
-    public func body() throws -> Data {
+    /// One of each for every message (a typing notice is one): configured once, never changed.
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .millisecondsSince1970
         encoder.outputFormatting = .sortedKeys
+        return encoder
+    }()
+    private static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .millisecondsSince1970
+        return decoder
+    }()
+
+    /// The message's body as JSON, times in milliseconds.
+    public func body() throws -> Data {
+        let encoder = Self.encoder
         switch self {
         case .line(let line): return try encoder.encode(line)
         case .kick(let order), .invite(let order): return try encoder.encode(order)
@@ -111,8 +122,7 @@ extension BusMessage {
 
     /// A message from its kind and body; nil for a kind this build does not know (a newer node's).
     public init?(kind: String, body: Data) throws {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .millisecondsSince1970
+        let decoder = Self.decoder
         switch kind {
         case "line": self = .line(try decoder.decode(RelayedLine.self, from: body))
         case "kick": self = .kick(try decoder.decode(PresenceOrder.self, from: body))
