@@ -19,20 +19,26 @@ extension PostgresStore {
                      \(e.text), \(e.clientTags), \(e.audience.map(StoredForm.audience)), \(node))
                     """
                 }.joined(separator: ", ")
-                // The wake-up carries the lines themselves and the log's end before them
-                // (`LogNews.appended`): a process that has read up to there delivers them without
-                // reading the log. One too long for a notification only says to read it.
-                try link.execute("""
-                    WITH added AS (INSERT INTO history (\(raw: Self.historyColumns),
-                      node) VALUES \(rows) RETURNING id, \(raw: Self.historyColumns))
-                    SELECT pg_notify(current_setting('chorus.channel'),
-                      CASE WHEN octet_length(news) <= \(raw: String(Self.longestNews)) THEN news ELSE \(node) END)
-                    FROM (SELECT json_build_array(\(node)::text, \(raw: Self.logEnd), (SELECT max(id) FROM added),
-                                                  json_agg(json_build_array(\(raw: Self.historyColumns)) ORDER BY id))::text
-                          AS news FROM added) appended
-                    """)
+                try link.execute(Self.appending(
+                    "INSERT INTO history (\(raw: Self.historyColumns), node) VALUES \(rows) RETURNING id, \(raw: Self.historyColumns)",
+                    node: node, carrying: "json_agg(json_build_array(\(raw: Self.historyColumns)) ORDER BY id)"))
             }
         }
+    }
+
+    /// `insert` (an INSERT into the log `RETURNING id` and what `carried` reads), with the wake-up
+    /// for the other processes built in the same statement: `[node, after, last, carried…]`, the
+    /// log's end before the rows and the last row's id (`LogNews.appended`), so that a process that
+    /// has read up to there delivers them without reading the log. One too long for a
+    /// notification carries the node's name only, which says to read it.
+    static func appending(_ insert: SQL, node: String, carrying carried: SQL) -> SQL {
+        """
+        WITH added AS (\(insert))
+        SELECT pg_notify(current_setting('chorus.channel'),
+          CASE WHEN octet_length(news) <= \(raw: String(longestNews)) THEN news ELSE \(node) END)
+        FROM (SELECT json_build_array(\(node)::text, \(raw: logEnd), (SELECT max(id) FROM added), \(carried))::text
+              AS news FROM added) appended
+        """
     }
 
     /// The position of the log's last entry (a line's id, a presence change's or a bus message's), as a statement reads it.
@@ -125,16 +131,10 @@ extension PostgresStore: SharedLog {
         }.joined(separator: ", ")
         try db.write { link in
             try Self.takeLog(link, node: node, wake: false)
-            // The wake-up carries the messages, as `appendHistory`'s carries its lines: a typing
-            // notice reaches the other nodes without a read of the log.
-            try link.execute("""
-                WITH added AS (INSERT INTO bus (id, node, kind, body, created) VALUES \(rows) RETURNING id, kind, body)
-                SELECT pg_notify(current_setting('chorus.channel'),
-                  CASE WHEN octet_length(news) <= \(raw: String(Self.longestNews)) THEN news ELSE \(node) END)
-                FROM (SELECT json_build_array(\(node)::text, \(raw: Self.logEnd), (SELECT max(id) FROM added), '[]'::json,
-                                              json_agg(json_build_array(kind, body::text) ORDER BY id))::text
-                      AS news FROM added) appended
-                """)
+            // A typing notice reaches the other nodes without a read of the log.
+            try link.execute(Self.appending(
+                "INSERT INTO bus (id, node, kind, body, created) VALUES \(rows) RETURNING id, kind, body",
+                node: node, carrying: "'[]'::json, json_agg(json_build_array(kind, body::text) ORDER BY id)"))
         }
     }
 
