@@ -1,7 +1,8 @@
 """What the browser tests share: a chorusd on free loopback ports, a TCP IRC client, a phone-sized
 headless Chromium, and the `check` that counts results.
 
-Needs chromium, chromium-driver and python3-selenium (Debian's), which `.ci/run` installs.
+Needs chromium, chromium-driver and python3-selenium (Debian's), which `.ci/run` installs, and for
+the accessibility checks axe-core's `axe.min.js`, named by CHORUS_AXE_JS (`.ci/run` fetches it).
 """
 import contextlib
 import os
@@ -32,6 +33,29 @@ class Results:
     def summary(self):
         print(f"{len(self.items) - self.failed} passed, {self.failed} failed")
         return 1 if self.failed else 0
+
+
+# axe-core's rules for WCAG 2.1 levels A and AA.
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+  .then((r) => done(r.violations.map((v) => [v.id, v.impact, v.nodes.slice(0, 3).map((n) => n.target.join(' ') + ': ' + n.failureSummary.split('\\n').slice(1, 2).join(''))])))
+  .catch((e) => done([['axe-error', String(e), []]]));
+"""
+
+
+def axe_violations(driver):
+    """What axe-core finds against WCAG 2.1 A and AA on the page as it is drawn now, as
+    [rule, impact, [element: why]]; None when CHORUS_AXE_JS names no file (the check is not run)."""
+    path = os.environ.get("CHORUS_AXE_JS")
+    if not path:
+        return None
+    with open(path, encoding="utf-8") as f:  # a path that names nothing fails the test, as it should
+        source = f.read()
+    # Through WebDriver, not a <script> element: the page's Content-Security-Policy allows no inline script.
+    if not driver.execute_script("return !!window.axe"):
+        driver.execute_script(source)
+    return driver.execute_async_script(AXE_RUN)
 
 
 def free_port():

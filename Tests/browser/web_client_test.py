@@ -15,7 +15,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, end_walk, soon, walk_through
+from harness import WAIT, IRCClient, Results, Server, axe_violations, end_walk, soon, walk_through
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-client.png"
@@ -31,6 +31,12 @@ def main():
         wait = WebDriverWait(driver, WAIT)
         driver.get(f"https://127.0.0.1:{web}/")
         check("the page loads with its login form", wait.until(ready.visibility_of_element_located((By.ID, "account"))))
+        for scheme in ["light", "dark"]:
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            found = axe_violations(driver)
+            if found is not None:
+                check(f"axe-core finds nothing against WCAG 2.1 AA on the login form, {scheme} theme", not found, found)
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
         driver.find_element(By.ID, "register-button").click()  # shows the email field
         driver.find_element(By.ID, "account").send_keys("pat")

@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as ready
 from selenium.webdriver.support.ui import WebDriverWait
 
-from harness import WAIT, IRCClient, Results, Server, phone_browser, report_failure, soon
+from harness import WAIT, IRCClient, Results, Server, axe_violations, phone_browser, report_failure, soon
 
 CHORUSD = sys.argv[1] if len(sys.argv) > 1 else ".build/debug/chorusd"
 SCREENSHOT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/chorus-web-views.png"
@@ -56,6 +56,30 @@ def type_fresh(driver, wait, selector, text):
         except (StaleElementReferenceException, ElementNotInteractableException):
             continue
     return False
+
+
+def open_conversation(driver, wait, name):
+    """Opens a room or the Chorus conversation from the list of conversations."""
+    menu = driver.find_element(By.ID, "menu")
+    if menu.is_displayed() and not driver.execute_script("return document.querySelector('#app').classList.contains('drawer')"):
+        menu.click()  # on a phone the conversations are a drawer; on a desktop always there
+    click_fresh(driver, wait, f"#sidebar li[data-name='{name}'] button")
+
+
+def check_accessibility(check, driver, wait, where, views):
+    """axe-core's WCAG 2.1 A and AA rules on each of the views (a tab, or a button that opens a
+    page), in both themes."""
+    for view in views:
+        click_fresh(driver, wait, view)
+        time.sleep(0.5)
+        for scheme in ["light", "dark"]:
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            found = axe_violations(driver)
+            if found is None:
+                print("axe-core not run: CHORUS_AXE_JS names no file", flush=True)
+                return
+            check(f"{where}: axe-core finds nothing against WCAG 2.1 AA in {view}, {scheme} theme", not found, found)
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
 def log_text(driver):
@@ -181,10 +205,7 @@ def walk(results, server, width, height, room, sam_nick):
         line.send_keys("!track add work 9:00-10:30 yesterday\n")
         line.send_keys("!job add Sweep the yard @me\n")
         sam.wait_for(lambda l: "Sweep the yard" in l)
-        menu = driver.find_element(By.ID, "menu")
-        if menu.is_displayed() and not driver.execute_script("return document.querySelector('#app').classList.contains('drawer')"):
-            menu.click()  # on a phone the conversations are a drawer; on a desktop always there
-        click_fresh(driver, wait, "#sidebar li[data-name='Chorus'] button")
+        open_conversation(driver, wait, "Chorus")
         click_fresh(driver, wait, "#tab-time")
         check(f"{size}: Time says no timer runs and offers Start",
               soon(wait, lambda d: "No timer runs." in view_text(d) and d.find_elements(By.CSS_SELECTOR, "#room-view button.start")))
@@ -284,6 +305,12 @@ def walk(results, server, width, height, room, sam_nick):
             time.sleep(0.5)
             nameless = driver.execute_script(UNNAMED)
             check(f"{size}: every control in {view[4:]} is named", not nameless, nameless)
+
+        check_accessibility(check, driver, wait, size, ["#tab-chat", "#tab-time", "#tab-requests", "#tab-me"])
+        open_conversation(driver, wait, room)
+        check_accessibility(check, driver, wait, f"{size} in {room}",
+                            ["#tab-chat", "#tab-jobs", "#room-view .chips .new", "#tab-chores", "#tab-jobs",
+                             "#room-view .jobs-list button[data-job]"])
 
         width_now = driver.execute_script("return document.documentElement.scrollWidth")
         check(f"{size}: nothing is wider than the screen", width_now <= width, width_now)
