@@ -102,6 +102,13 @@ public struct PresenceRecord: Sendable, Equatable {
         self.note = note
     }
 
+    /// Whether connections logged in as these accounts may share a nick: they are one person's
+    /// when both are the same account. A guest's nick is its own.
+    public static func samePerson(_ account: String?, _ other: String?) -> Bool {
+        guard let account, let other else { return false }
+        return Account.key(account) == Account.key(other)
+    }
+
     /// The rooms as one text: `key status` pairs joined by commas (neither may hold a comma).
     public var storedRooms: String {
         rooms.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ",")
@@ -131,7 +138,8 @@ public protocol SharedPresence: Sendable {
     /// This process's id, as presence records and lines name it.
     var node: String { get }
     /// Publishes a connection of this process, or its new state. False, with nothing written, when
-    /// another live connection holds its nick: nicks are unique across processes.
+    /// another live connection holds its nick: nicks are unique across processes, but for the
+    /// connections of one account, which may share one (`PresenceRecord.samePerson`).
     func publish(_ record: PresenceRecord) throws -> Bool
     /// The connection is gone, for `reason`.
     func withdraw(connection: String, reason: String) throws
@@ -153,9 +161,6 @@ public protocol SharedPresence: Sendable {
     var heartbeatInterval: TimeInterval { get }
     /// How long a process may stay silent before the others give it up.
     var lease: TimeInterval { get }
-    /// When `node` last renewed its lease (the database's clock, in milliseconds) and how long it
-    /// has been silent since; nil once it left or was given up.
-    func lastHeartbeat(of node: String) throws -> (at: Int64, silent: TimeInterval)?
 }
 
 /// What several processes on one database share beside the team's state: the log of lines and

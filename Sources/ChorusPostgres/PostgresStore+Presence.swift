@@ -30,15 +30,19 @@ extension PostgresStore: SharedPresence {
     public func publish(_ record: PresenceRecord) throws -> Bool {
         try db.write { link in
             try Self.takeLog(link, node: node)
-            // A nick is free unless a connection of a live process holds it; one whose process
-            // lapsed is let go here rather than waiting for someone to withdraw it.
+            // A nick is free unless a connection of a live process holds it, or is shared by one
+            // person's connections (of one account); one whose process lapsed is let go here
+            // rather than waiting for someone to withdraw it.
             let holders = try link.query("""
-                SELECT p.connection, coalesce(n.heartbeat > \(raw: Self.databaseNow) - \(Self.millis(Self.lease)), false) FROM presence p
-                LEFT JOIN nodes n ON n.node = p.node
+                SELECT p.connection, coalesce(n.heartbeat > \(raw: Self.databaseNow) - \(Self.millis(Self.lease)), false), p.account
+                FROM presence p LEFT JOIN nodes n ON n.node = p.node
                 WHERE p.nick_key = \(record.nickKey) AND NOT p.gone AND p.connection <> \(record.connection)
                 """)
             for holder in holders {
-                if try holder.bool(1) { return false }
+                if try holder.bool(1) {
+                    if PresenceRecord.samePerson(try holder.string(2), record.account) { continue }
+                    return false
+                }
                 try Self.markGone(link, "connection = \(try holder.string(0) as String)", reason: "Server lost")
             }
             try link.execute("""
@@ -99,14 +103,6 @@ extension PostgresStore: SharedPresence {
                 VALUES (\(node), \(raw: Self.databaseNow), \(raw: Self.databaseNow))
                 """)
             return false
-        }
-    }
-
-    public func lastHeartbeat(of node: String) throws -> (at: Int64, silent: TimeInterval)? {
-        try db.read { link in
-            try link.query("SELECT heartbeat, \(raw: Self.databaseNow) - heartbeat FROM nodes WHERE node = \(node)").first.map {
-                (try $0.int64(0), TimeInterval(try $0.int64(1)) / 1000)
-            }
         }
     }
 

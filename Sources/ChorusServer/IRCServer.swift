@@ -272,9 +272,11 @@ public final class IRCServer: @unchecked Sendable {
     }
 
     /// The connection is gone: forget the client and tell the rooms it was in. Where another
-    /// connection carries its nick on (`SharedNick.swift`), nobody else is told anything.
+    /// connection carries its nick on (`SharedNick.swift`), nobody else is told anything; where
+    /// the person is still connected to another node, only rooms they are no longer in hear it.
     func connectionClosed(_ client: Client, reason: String) {
         let sharedNick = client.registered && registry.sharesNick(client)
+        let elsewhere = client.registered && !sharedNick && hasSessionsElsewhere(client)
         guard registry.remove(client, at: now()) else { return }
         if sharedNick {
             cluster?.handOverPresence(of: client, to: registry.first(sharing: client))
@@ -288,7 +290,12 @@ public final class IRCServer: @unchecked Sendable {
         // Lines held for a replay still being read are dropped now, not when the read comes back.
         releaseHeldLines(of: client)
         guard client.registered else { return }
-        if !sharedNick {
+        if elsewhere {
+            for room in client.rooms where !isInRoomElsewhere(client.nickKey, room) {
+                let part = Outgoing(Message(source: client.prefix, "PART", [room.name, reason]), time: now(), account: client.accountName)
+                broadcast(part, to: room.members, except: client)
+            }
+        } else if !sharedNick {
             monitoredOffline(nick: client.nick, key: client.nickKey)
             // The account's last connection: a running timer notes when, to ask at the next login,
             // and the next login replays what was said from now on.

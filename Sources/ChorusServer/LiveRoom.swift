@@ -16,6 +16,9 @@ final class LiveRoom {
     /// the stored memberships, changed only by committed changes (`RoomBoard`'s rules, through the
     /// Workspace) and by leaving, which takes effect at once.
     var memberships: [String: Membership] = [:]
+    /// People (folded nicks) the members here were told left, whose connections on other nodes
+    /// still show them in the room until they follow (`PersonAcrossNodes`): not told twice, not listed.
+    var departed: Set<String> = []
     /// Nicks invited since the last time they could not join (folded), for +i rooms.
     var invitedNicks: Set<String> = []
     /// Whether `!command` lines are relayed to the room (room setting `echo`).

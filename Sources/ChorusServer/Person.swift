@@ -107,8 +107,12 @@ extension IRCServer {
         return remote.user(nick: nick).map(Person.elsewhere)
     }
 
-    /// Everyone registered on the network, each nick once: the people here, then those elsewhere.
+    /// Everyone registered on the network, each nick once: the people here, then those elsewhere
+    /// only (a person on several nodes is one).
     var everyone: [Person] {
-        registry.nicks.values.filter(\.registered).map(Person.here) + remote.users.values.map(Person.elsewhere)
+        let here = registry.nicks.values.filter(\.registered)
+        var seen = Set(here.map(\.nickKey))
+        return here.map(Person.here) + remote.users.values.sorted { $0.since < $1.since }
+            .filter { seen.insert($0.nickKey).inserted }.map(Person.elsewhere)
     }
 }

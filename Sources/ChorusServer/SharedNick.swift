@@ -5,7 +5,8 @@ import ChorusIRC
 /// (`ClientRegistry.twins`). Each session is in the person's rooms and hears what they hear; the
 /// rest of the network sees one JOIN, one name in NAMES and WHO, one QUIT when the last session
 /// goes. What one session does as the person (PART, NICK, a JOIN, a line to someone) reaches the
-/// others; what it asks (WHOIS, LIST, a bot command's answer) is answered to it alone.
+/// others; what it asks (WHOIS, LIST, a bot command's answer) is answered to it alone. Sessions
+/// on other nodes of a cluster share the nick too (`PersonAcrossNodes`).
 extension IRCServer {
     /// AWAY from one session: the person is away while every session of theirs is (as Ergo has
     /// it), with the text of the last to go away.

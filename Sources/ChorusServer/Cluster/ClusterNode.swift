@@ -143,12 +143,14 @@ final class ClusterNode {
     }
 
     /// Claims `client`'s nick (or `nick`, which it is about to take) across the nodes and publishes
-    /// its state; true when the nick is its own.
+    /// its state; true when the nick is its own, or its person's (the same account's connections
+    /// on other nodes: `PersonAcrossNodes`).
     func claimPresence(of client: Client, nick: String? = nil) -> EventLoopFuture<Bool> {
         let record = record(of: client, nick: nick)
-        if let holder = server.remote.user(nick: record.nick), holder.connection != record.connection {
-            return loop.makeSucceededFuture(false)
+        let taken = server.remote.holders(of: record.nickKey).contains {
+            $0.connection != record.connection && !PresenceRecord.samePerson($0.account, record.account)
         }
+        if taken { return loop.makeSucceededFuture(false) }
         // Noted before the answer, so a connection that closes meanwhile is withdrawn after its claim.
         let previous = published[ObjectIdentifier(client)]
         published[ObjectIdentifier(client)] = record

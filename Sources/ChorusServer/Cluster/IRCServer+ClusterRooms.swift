@@ -55,6 +55,7 @@ extension IRCServer {
                 room.remove(client)
                 client.rooms.removeAll { $0 === room }
                 cluster?.presenceChanged(client, note: reason)
+                noteDeparted(client.nickKey, from: room)
             }
         }
         for client in room.members {

@@ -30,9 +30,12 @@ extension IRCServer {
     /// managers); a private line to the recipient's connections.
     private func deliverLine(_ entry: HistoryEntry) {
         if entry.conversation.hasPrefix("@") {
-            deliverPrivately(to: privateRecipients(of: entry.target), tagsOnly: false) {
-                Outgoing(replaying: entry, to: $0, stampingText: false)
-            }
+            let recipients = privateRecipients(of: entry.target)
+            deliverPrivately(to: recipients, tagsOnly: false) { Outgoing(replaying: entry, to: $0, stampingText: false) }
+            // The sender's own connections here (a person on several nodes) see it in their
+            // conversation with the recipient, as a copy of their own line.
+            let sender = sessionsHere(of: entry.source, account: entry.account).filter { session in !recipients.contains { $0 === session } }
+            deliverPrivately(to: sender, tagsOnly: false) { _ in Outgoing(replaying: entry, to: entry.target, stampingText: false) }
         } else if let room = rooms[entry.conversation] {
             let outgoing = Outgoing(replaying: entry, to: room.name, stampingText: false)
             broadcast(outgoing, to: room.members, only: { member in
@@ -46,39 +49,61 @@ extension IRCServer {
         }
     }
 
-    /// A user elsewhere arrived or changed: what changed is told as that process told its own clients.
+    /// A user elsewhere arrived or changed: what changed is told as that process told its own
+    /// clients, once for a person connected to several nodes, whose connections here follow what
+    /// they did there (`PersonAcrossNodes`).
     private func arrived(_ new: PresenceRecord) {
         let old = remote.replace(new)
-        let t = now()
+        let t = now(), person = new.nickKey, here = sessionsHere(of: new)
+        // Who speaks for the person here: nobody when they have a connection here (it speaks for
+        // itself), else the first of their connections elsewhere.
+        let speaks = here.isEmpty && remote.holders(of: person).first?.connection == new.connection
         func line(_ source: String, _ verb: String, _ params: [String]) -> Outgoing {
             Outgoing(Message(source: source, verb, params), time: t, account: new.account)
         }
         if let old, old.nick != new.nick {
-            broadcast(line(old.prefix, "NICK", [new.nick]), to: localMembers(of: Set(old.rooms.keys).union(new.rooms.keys)))
+            let following = sessionsHere(of: old)
+            if !following.isEmpty {
+                followNick(of: following, to: new.nick)
+            } else if !isKnown(as: new) {
+                broadcast(line(old.prefix, "NICK", [new.nick]), to: localMembers(of: Set(old.rooms.keys).union(new.rooms.keys)))
+            }
         }
         if old?.nickKey != new.nickKey {
             if let old { remoteOffline(nick: old.nick, key: old.nickKey) }
-            remoteOnline(new)
+            if here.isEmpty && remote.holders(of: person).count == 1 { remoteOnline(new) }
         }
         for key in new.rooms.keys.sorted() where old?.rooms[key] == nil {
             guard let room = rooms[key] else { continue }
-            let plain = line(new.prefix, "JOIN", [room.name])
-            let extended = line(new.prefix, "JOIN", [room.name, new.account ?? "*", new.realname])
-            broadcast(plain, to: room.members, only: { !$0.caps.contains(.extendedJoin) })
-            broadcast(extended, to: room.members, only: { $0.caps.contains(.extendedJoin) })
-            if let away = new.away {
-                broadcast(line(new.prefix, "AWAY", [away]), to: room.members, only: { $0.caps.contains(.awayNotify) })
+            let toldGone = room.departed.remove(person) != nil
+            if toldGone || !(isInRoomHere(person, room) || isInRoomElsewhere(person, room, except: new.connection)) {
+                let plain = line(new.prefix, "JOIN", [room.name])
+                let extended = line(new.prefix, "JOIN", [room.name, new.account ?? "*", new.realname])
+                broadcast(plain, to: room.members, only: { !$0.caps.contains(.extendedJoin) })
+                broadcast(extended, to: room.members, only: { $0.caps.contains(.extendedJoin) })
+                if let away = new.away {
+                    broadcast(line(new.prefix, "AWAY", [away]), to: room.members, only: { $0.caps.contains(.awayNotify) })
+                }
             }
+            followIn(room, sessions: here)
         }
         guard let old else { return }
         for key in old.rooms.keys.sorted() where new.rooms[key] == nil {
             guard let room = rooms[key] else { continue }
-            broadcast(line(new.prefix, "PART", new.note.map { [room.name, $0] } ?? [room.name]), to: room.members)
+            if room.departed.contains(person) {
+                if !remote.holders(of: person).contains(where: { $0.rooms[key] != nil }) { room.departed.remove(person) }
+            } else if isInRoomHere(person, room) {
+                followOut(room, sessions: here, note: new.note)
+            } else if !isInRoomElsewhere(person, room) {
+                broadcast(line(new.prefix, "PART", new.note.map { [room.name, $0] } ?? [room.name]), to: room.members)
+            }
         }
         for (key, status) in new.rooms.sorted(by: { $0.key < $1.key }) {
-            guard let before = old.rooms[key], before != status, let room = rooms[key] else { continue }
+            guard let before = old.rooms[key], before != status, let room = rooms[key], !isInRoomHere(person, room),
+                  remote.holders(of: person).first(where: { $0.rooms[key] != nil })?.connection == new.connection else { continue }
             tellStatusChange(of: new.nick, in: room, from: before, to: status)
         }
+        guard speaks else { return }
         let peers = localMembers(of: Set(new.rooms.keys))
         if old.away != new.away {
             broadcast(line(new.prefix, "AWAY", new.away.map { [$0] } ?? []), to: peers, only: { $0.caps.contains(.awayNotify) })
@@ -91,11 +116,35 @@ extension IRCServer {
         }
     }
 
-    /// A user elsewhere is gone: QUIT to those who shared a room with them.
+    /// Whether the rooms here already know the person by `record`'s nick, as spelled: another of
+    /// their connections took it first.
+    private func isKnown(as record: PresenceRecord) -> Bool {
+        if let first = registry.nicks[record.nickKey], first.nick == record.nick, PresenceRecord.samePerson(first.accountName, record.account) {
+            return true
+        }
+        return remote.holders(of: record.nickKey).contains { $0.connection != record.connection && $0.nick == record.nick }
+    }
+
+    /// A user elsewhere is gone: QUIT to those who shared a room with them, unless the person is
+    /// still connected, here or on another node; then only the rooms they are no longer in hear a PART.
     private func left(_ connection: String, reason: String) {
         guard let old = remote.remove(connection) else { return }
+        let person = old.nickKey
+        let stays = !sessionsHere(of: old).isEmpty || !remote.holders(of: person).isEmpty
+        var quitRooms = Set<String>()
+        for key in old.rooms.keys.sorted() {
+            guard let room = rooms[key] else { continue }
+            if room.departed.contains(person) {
+                if !remote.holders(of: person).contains(where: { $0.rooms[key] != nil }) { room.departed.remove(person) }
+            } else if !stays {
+                quitRooms.insert(key)
+            } else if !isInRoomHere(person, room) && !isInRoomElsewhere(person, room) {
+                broadcast(Outgoing(Message(source: old.prefix, "PART", [room.name, reason]), time: now(), account: old.account), to: room.members)
+            }
+        }
+        guard !stays else { return }
         let quit = Outgoing(Message(source: old.prefix, "QUIT", [reason]), time: now(), account: old.account)
-        broadcast(quit, to: localMembers(of: Set(old.rooms.keys)))
+        broadcast(quit, to: localMembers(of: quitRooms))
         remoteOffline(nick: old.nick, key: old.nickKey)
     }
 
@@ -137,7 +186,7 @@ extension IRCServer {
     }
 
     private func remoteOffline(nick: String, key: String) {
-        guard registry.nicks[key] == nil else { return }
+        guard registry.nicks[key] == nil, remote.holders(of: key).isEmpty else { return }
         monitoredOffline(nick: nick, key: key)
     }
 }

@@ -13,8 +13,9 @@ struct RemotePresence {
         self.connected = connected
     }
     private(set) var users: [String: PresenceRecord] = [:]
-    /// Connections by folded nick.
-    private var nicks: [String: String] = [:]
+    /// Connections by folded nick: several when one person is connected to several nodes (a nick
+    /// is shared by the connections of one account only).
+    private var nicks: [String: [String]] = [:]
     /// Connections by account key.
     private var accounts: [String: Set<String>] = [:]
     /// Connections by room key.
@@ -25,7 +26,16 @@ struct RemotePresence {
 
     var count: Int { users.count }
 
-    func user(nick: String) -> PresenceRecord? { nicks[Names.fold(nick)].flatMap { users[$0] } }
+    /// The first to connect of those that hold `nick`.
+    func user(nick: String) -> PresenceRecord? { holders(of: Names.fold(nick)).first }
+
+    /// Every connection elsewhere under the nick (folded), in the order they connected: one
+    /// person's, on one node or several.
+    func holders(of nickKey: String) -> [PresenceRecord] {
+        guard let connections = nicks[nickKey] else { return [] }
+        if connections.count == 1 { return users[connections[0]].map { [$0] } ?? [] }
+        return connections.compactMap { users[$0] }.sorted { ($0.since, $0.connection) < ($1.since, $1.connection) }
+    }
 
     func users(ofAccount key: String) -> [PresenceRecord] {
         (accounts[key] ?? []).compactMap { users[$0] }.sorted { $0.since < $1.since }
@@ -43,7 +53,7 @@ struct RemotePresence {
     mutating func replace(_ record: PresenceRecord) -> PresenceRecord? {
         let old = remove(record.connection)
         users[record.connection] = record
-        nicks[record.nickKey] = record.connection
+        nicks[record.nickKey, default: []].append(record.connection)
         if let account = record.account {
             accounts[Account.key(account), default: []].insert(record.connection)
             connected.connect(Account.key(account))
@@ -58,7 +68,8 @@ struct RemotePresence {
     @discardableResult
     mutating func remove(_ connection: String) -> PresenceRecord? {
         guard let old = users.removeValue(forKey: connection) else { return nil }
-        if nicks[old.nickKey] == connection { nicks[old.nickKey] = nil }
+        nicks[old.nickKey]?.removeAll { $0 == connection }
+        if nicks[old.nickKey]?.isEmpty == true { nicks[old.nickKey] = nil }
         if let account = old.account {
             let key = Account.key(account)
             accounts[key]?.remove(connection)

@@ -48,7 +48,7 @@ extension IRCServer {
             if let requiredKey = room.room.modes.key, remembered == nil, !invited, key != requiredKey {
                 return reply.numeric(.badChannelKey, room.name, "Cannot join room (+k): wrong or missing key")
             }
-            if let limit = room.room.modes.limit, remembered == nil, room.people.count >= limit {
+            if let limit = room.room.modes.limit, remembered == nil, peopleCount(of: room) >= limit {
                 return reply.numeric(.channelIsFull, room.name, "Cannot join room (+l): it is full")
             }
             room.invitedNicks.remove(client.nickKey)
@@ -131,13 +131,15 @@ extension IRCServer {
     }
 
     /// Puts `client` in `room`, tells the members, and sends the newcomer the topic, names and recent lines.
-    /// Another session of the same person (`ClientRegistry.twins`) comes in quietly: the room
-    /// already has them, so only this connection hears the JOIN; and where one session goes, the
-    /// others follow.
+    /// Another session of the same person (`ClientRegistry.twins`, or on another node:
+    /// `PersonAcrossNodes`) comes in quietly: the room already has them, so only this connection
+    /// hears the JOIN; and where one session goes, the others follow.
     func enter(_ room: LiveRoom, _ client: Client, status: LiveRoom.Status, reply: Reply, replay: Replay = .latest) {
         let sessions = registry.sharing(client)
-        let present = sessions.contains { $0 !== client && room.contains($0) }
-        room.add(client, status: present ? room.status(of: registry.first(sharing: client)) ?? status : status, sharing: present)
+        let presentHere = sessions.contains { $0 !== client && room.contains($0) }
+        let present = presentHere || (client.account != nil && isInRoomElsewhere(client.nickKey, room))
+        room.departed.remove(client.nickKey)
+        room.add(client, status: presentHere ? room.status(of: registry.first(sharing: client)) ?? status : status, sharing: presentHere)
         client.rooms.append(room)
         cluster?.presenceChanged(client)
         let t = now(), source = client.prefix
@@ -233,10 +235,8 @@ extension IRCServer {
         for member in room.people where !(member.invisible && outsider) {
             add(room.prefix(of: member, multiPrefix: multi), full ? member.prefix : member.nick)
         }
-        if remote.memberCount(of: room.key) > 0 {
-            for member in remote.members(of: room.key) where !(member.isInvisible && outsider) {
-                add(member.prefix(in: room.key, multiPrefix: multi), full ? member.prefix : member.nick)
-            }
+        for member in peopleElsewhere(in: room) where !(member.isInvisible && outsider) {
+            add(member.prefix(in: room.key, multiPrefix: multi), full ? member.prefix : member.nick)
         }
         if !names.isEmpty { reply.numeric(.namReply, symbol, room.name, text: names) }
         reply.numeric(.endOfNames, room.name, text: "End of /NAMES list")
@@ -275,6 +275,7 @@ extension IRCServer {
             session.rooms.removeAll { $0 === room }
             cluster?.presenceChanged(session, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
         }
+        noteDeparted(client.nickKey, from: room)
         if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account ?? $0.nick } ?? account) }
     }
 
@@ -356,7 +357,7 @@ extension IRCServer {
         for room in rooms.values.sorted(by: { $0.key < $1.key }) {
             if let wanted, !wanted.contains(room.key) { continue }
             if room.room.modes.secret && !room.contains(client) { continue }
-            let count = room.people.count
+            let count = peopleCount(of: room)
             guard count > minUsers && count < maxUsers else { continue }
             let modes = room.modeString(showParameters: false).joined(separator: " ")
             reply.numeric(.list, room.name, String(count), "[\(modes)] \(room.room.topic)")

@@ -76,8 +76,8 @@ extension IRCServer {
         if let holder = registry.nicks[key], holder !== client, !ownNick, client.registered || holder.account == nil {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
-        // Before registration a login may still make the nick its owner's (`OwnNickReclaim`): the
-        // claim at the end of registration says whether another node holds it.
+        // Before registration a login may still make the nick its person's (`PersonAcrossNodes`):
+        // the claim at the end of registration says whether someone else holds it on another node.
         if client.registered && key != client.nickKey && isHeldElsewhere(nick) {
             return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
         }
@@ -93,8 +93,9 @@ extension IRCServer {
         if nick == client.nick { return }
         // Every session under the nick takes the new one; the first holds the nick's claim.
         let person = registry.first(sharing: client)
-        // A new spelling of one's own nick, or one's own account name, needs no lookup.
-        if key == client.nickKey { return changeNick(of: person, to: nick, reply: reply) }
+        // A new spelling of one's own nick, or one's own account name, needs no lookup (a new
+        // spelling is published to the other nodes all the same, where the person may be too).
+        if key == client.nickKey { return cluster == nil ? changeNick(of: person, to: nick, reply: reply) : takeNick(nick, for: person, reply: reply) }
         if key == client.account?.key { return takeNick(nick, for: person, reply: reply) }
         if accountKeys.contains(key) {
             return reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
@@ -223,28 +224,15 @@ extension IRCServer {
         if let holder, !holder.isSamePerson(as: client) {
             return reply.numeric(.nicknameInUse, client.nick, "Nickname is already in use")
         }
-        // Several processes: the nick must be this connection's in all of them first (a second
-        // session's nick is its first session's claim).
+        // Several processes: the nick must be this connection's in all of them first, or its
+        // person's (a second session's nick is its first session's claim here; on another node,
+        // the claim is shared by the account's connections: `PersonAcrossNodes`).
         if holder == nil, let cluster, !cluster.holdsNick(client) {
             let nick = client.nick
             return reply.wait(for: cluster.claimPresence(of: client)) { result in
                 switch result {
                 case .success(true): self.finishRegistration(reply)
-                case .success(false):
-                    // Their own session on a node that may be dead: wait to see (`OwnNickReclaim`).
-                    guard let holder = cluster.ownSessionElsewhere(holding: nick, for: client) else {
-                        return reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
-                    }
-                    reply.wait(for: cluster.sessionGone(holder)) { gone in
-                        if case .success(true) = gone, !client.closing {
-                            self.finishRegistration(reply)
-                        } else {
-                            // Sessions share a nick on one node only: say so, rather than leave the
-                            // owner wondering who has their nick.
-                            reply.numeric(.nicknameInUse, nick,
-                                          "Nickname is in use by your own session on another server of this network (devices share a nick on one server only)")
-                        }
-                    }
+                case .success(false): reply.numeric(.nicknameInUse, nick, "Nickname is already in use")
                 case .failure:
                     reply.fail("TEMPORARILY_UNAVAILABLE", context: [nick], Self.nicksUnavailable, command: "NICK")
                     reply.finish()
@@ -258,7 +246,7 @@ extension IRCServer {
             sessionArrived(client)
         } else {
             registry.register(client)
-            monitoredOnline(client)
+            if !hasSessionsElsewhere(client) { monitoredOnline(client) }
         }
         reply.numeric(.welcome, text: "Welcome to the \(config.network) IRC network, \(client.prefix)")
         reply.numeric(.yourHost, text: "Your host is \(name), running version \(version)")
