@@ -94,6 +94,11 @@ final class ClusterPersonTests: XCTestCase {
         XCTAssertEqual(heard(t.cat, "JOIN", from: "ann").map(\.params.first), ["#plans"], "cat hears ann come in once")
         XCTAssertEqual(try names("#plans", for: t.cat).filter { $0.hasSuffix("ann") }.count, 1)
 
+        // A room the phone makes: the laptop comes into it too.
+        phone.send("JOIN #garden")
+        try phone.expect(command: "366", "#garden")
+        try t.laptop.expect(command: "366", "#garden", timeout: 10)
+
         t.laptop.send("PART #plans :enough plans")
         try phone.expect(command: "PART", "#plans", "enough plans", timeout: 10)
         XCTAssertEqual(heard(t.cat, "PART", from: "ann").map(\.params), [["#plans", "enough plans"]], "cat hears ann leave once")

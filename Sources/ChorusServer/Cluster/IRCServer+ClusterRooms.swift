@@ -12,10 +12,12 @@ extension IRCServer {
             return
         }
         guard let room = rooms[key] else {
+            // A room made elsewhere: its first members' connections here come in (the person who
+            // made it, on another device).
             let room = LiveRoom(room: stored.room)
             room.apply(stored.settings)
-            for m in stored.memberships { room.memberships[m.account] = m }
             rooms[key] = room
+            settleMemberships(of: room, to: stored.memberships)
             return
         }
         let t = now()
