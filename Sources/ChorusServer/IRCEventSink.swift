@@ -54,6 +54,14 @@ struct IRCEventWording: EventWording {
     let now: @Sendable () -> Date
 
     func roomLine(_ event: Event, roomName: String) -> RoomLineWords {
+        words(event, roomName: roomName)
+    }
+
+    func directLine(_ event: Event, roomName: String?) -> RoomLineWords {
+        words(event, roomName: roomName)
+    }
+
+    private func words(_ event: Event, roomName: String?) -> RoomLineWords {
         let text = sentence(event, roomName: roomName)
         let tags = EventText.tags(event, roomName: roomName)
         return RoomLineWords(text: text, tags: tags, serializedTags: Message.serializedTags(tags.map { Message.Tag($0.0, $0.1) }))

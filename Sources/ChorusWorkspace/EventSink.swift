@@ -46,9 +46,19 @@ public protocol EventSink: AnyObject, Sendable {
     func publish(_ batch: [Committed])
 }
 
-/// The words of an event's room line, given by the transport that knows how to write them.
+/// The words of an event's lines, given by the transport that knows how to write them.
 public protocol EventWording: Sendable {
+    /// The line in the event's room, called `roomName`.
     func roomLine(_ event: Event, roomName: String) -> RoomLineWords
+    /// The line told directly to someone it concerns, for an event without a room line.
+    func directLine(_ event: Event, roomName: String?) -> RoomLineWords
+}
+
+/// The other processes of a cluster, as the Workspace tells them of a command's direct lines for
+/// people connected to them, in the command's own transaction (`tx`): a crash after the commit
+/// cannot lose them, and a command run again drops them with the rest.
+public protocol OtherProcesses: Sendable {
+    func post(_ messages: [BusMessage], in tx: any ChorusStorage) throws
 }
 
 public struct RoomLineWords: Sendable {

@@ -44,6 +44,7 @@ public final class Workspace: @unchecked Sendable {
     private let writer = DispatchQueue(label: "chorus.workspace.writer")
     private let queue = Mutex(Queue())
     private let sinks = Mutex<[any EventSink]>([])
+    private let otherProcesses = Mutex<(any OtherProcesses)?>(nil)
     private let nextDueListener = Mutex<Listener<Date?>?>(nil)
     private let batchListener = Mutex<Listener<Int>?>(nil)
     private let failingWrites = Mutex<String?>(nil)
@@ -92,6 +93,12 @@ public final class Workspace: @unchecked Sendable {
     /// Committed events go to `sink` from now on, after those added before it.
     public func add(_ sink: any EventSink) {
         sinks.withLock { $0.append(sink) }
+    }
+
+    /// From now on, each command's direct lines for people connected to other processes are
+    /// posted to them in its transaction.
+    public func tell(_ others: any OtherProcesses) {
+        otherProcesses.withLock { $0 = others }
     }
 
     /// `listener` is told how many changes each committed transaction held (group commit's batches).
@@ -400,10 +407,37 @@ public final class Workspace: @unchecked Sendable {
             // Those who cannot hear it now find it waiting when they come back, committed with the change.
             let queued = connected?.notConnected(among: direct) ?? []
             if !queued.isEmpty { try tx.queueEvent(event.id, for: queued) }
-            return Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
-                            queued: Set(queued), actorTimeZone: outcome.timeZone)
+            let delivery = Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
+                                    queued: Set(queued), actorTimeZone: outcome.timeZone)
+            try tellOtherProcesses(delivery, tx)
+            return delivery
         }
         return deliveries
+    }
+
+    /// The direct lines of `delivery` for people connected to other processes, posted to those
+    /// processes in the transaction. Each one leaves it out for a person who heard the room's line
+    /// there (`RelayedLine.StandIn`); this process tells its own connections after the commit.
+    private func tellOtherProcesses(_ delivery: Delivery, _ tx: any ChorusStorage) throws {
+        guard let others = otherProcesses.withLock({ $0 }), let connected, !delivery.direct.isEmpty else { return }
+        let keys = connected.connectedElsewhere(among: delivery.direct.filter { !delivery.queued.contains($0) })
+        guard !keys.isEmpty else { return }
+        let event = delivery.event, t = now()
+        let words: RoomLineWords
+        if let line = delivery.roomLine {
+            words = RoomLineWords(text: line.text, tags: [], serializedTags: line.clientTags)
+        } else {
+            words = wording.directLine(event, roomName: try event.room.flatMap { try tx.roomName($0) })
+        }
+        let messages = keys.map { key in
+            let standIn = delivery.roomLine.map {
+                RelayedLine.StandIn(room: $0.conversation, membersHear: delivery.reaches(account: key, isManager: false))
+            }
+            return BusMessage.line(RelayedLine(msgid: ids.next(at: t), time: t, command: "NOTICE", source: settings.serviceSource,
+                                               account: settings.serviceNick, target: key, text: words.text,
+                                               clientTags: words.serializedTags, standsInFor: standIn))
+        }
+        try others.post(messages, in: tx)
     }
 }
 

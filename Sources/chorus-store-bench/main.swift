@@ -70,6 +70,10 @@ struct Words: EventWording {
     func roomLine(_ event: Event, roomName: String) -> RoomLineWords {
         RoomLineWords(text: event.type, tags: [], serializedTags: "")
     }
+
+    func directLine(_ event: Event, roomName: String?) -> RoomLineWords {
+        RoomLineWords(text: event.type, tags: [], serializedTags: "")
+    }
 }
 
 final class LockedBox<T>: @unchecked Sendable {

@@ -70,4 +70,46 @@ final class ClusterBusTests: XCTestCase {
         }
         XCTAssertEqual(relayedInHistory, 0)
     }
+    /// The bot's direct line to someone connected to another node only (a reminder of their turn)
+    /// is on the bus when the command's transaction commits: a crash right after the commit
+    /// cannot lose it. Read in the Workspace's `done`, which runs on its writer before any later
+    /// write: a line posted by the server after the commit is not there yet.
+    func testADirectLineForAnotherNodeIsPostedInTheCommandsTransaction() throws {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let clock = ReminderTests.Clock()
+        let shared = "cluster-\(UUID().uuidString)"
+        let configure = { (config: inout ServerConfig) in config.timeZone = TimeZone(identifier: "UTC")! }
+        let a = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        let b = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("ben", "ben-password")
+        try b.server.reloadAccountKeys()
+        let ann = try a.connect(as: "ann")
+        try ann.join("#flat")
+        let ben = try b.connect(as: "ben")
+        try ben.join("#flat")
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
+        try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
+
+        clock.advance(hours: 11.5)
+        let store = try XCTUnwrap(a.server.store as? PostgresStore)
+        final class Posted: @unchecked Sendable {  // written on the writer, read here after the semaphore
+            var targets: [String] = []
+        }
+        let posted = Posted()
+        let fired = DispatchSemaphore(value: 0)
+        a.server.workspace.fireDue {
+            let targets = try? store.db.read { link in
+                try link.query("SELECT body->>'target' FROM bus WHERE kind = 'line' AND body->>'text' LIKE 'Your turn: dishes%'")
+                    .map { try $0.string(0) as String }
+            }
+            posted.targets = targets ?? ["(unreadable)"]
+            fired.signal()
+        }
+        XCTAssertEqual(fired.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(posted.targets, ["ben"])
+        let due = try ben.expect("the reminder, from node A") { $0.command == "NOTICE" && $0.params.first == "ben" }
+        XCTAssertTrue(due.params[1].hasPrefix("Your turn: dishes in #flat"), due.params[1])
+    }
 }

@@ -29,6 +29,10 @@ final class WorkspaceTests: XCTestCase {
             RoomLineWords(text: "\(event.actor) \(event.type) in \(roomName)", tags: [("chorus/event", event.type)],
                           serializedTags: "chorus/event=\(event.type)")
         }
+
+        func directLine(_ event: Event, roomName: String?) -> RoomLineWords {
+            RoomLineWords(text: "\(event.actor) \(event.type)", tags: [("chorus/event", event.type)], serializedTags: "chorus/event=\(event.type)")
+        }
     }
 
     /// A change typed by `actor`: what the bot's parsing would produce, without the parsing.

@@ -1,5 +1,6 @@
 import ChorusCore
 import ChorusIRC
+import ChorusWorkspace
 import Foundation
 import NIOCore
 
@@ -37,6 +38,7 @@ final class ClusterNode {
         self.server = server
         self.log = link.log
         self.presence = link.presence
+        server.workspace.tell(CommandPoster(log: link.log))
     }
 
     private var loop: EventLoop { server.loop }
@@ -214,7 +216,17 @@ final class ClusterNode {
 
     /// The writer's handle (a batch's transaction) as the shared store's presence or log: a write
     /// through the store itself would wait for the log's lock that the batch may hold.
-    private static func shared<Part>(_ handle: any ChorusStorage, _ store: Part) -> Part {
+    fileprivate static func shared<Part>(_ handle: any ChorusStorage, _ store: Part) -> Part {
         handle as? Part ?? store
+    }
+}
+
+/// The bus as the Workspace posts on it in a command's transaction: the bot's direct lines for
+/// people connected to other nodes.
+private struct CommandPoster: OtherProcesses {
+    let log: any SharedLog
+
+    func post(_ messages: [BusMessage], in tx: any ChorusStorage) throws {
+        try ClusterNode.shared(tx, log).post(messages)
     }
 }

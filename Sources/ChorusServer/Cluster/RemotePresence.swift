@@ -56,7 +56,7 @@ struct RemotePresence {
         nicks[record.nickKey, default: []].append(record.connection)
         if let account = record.account {
             accounts[Account.key(account), default: []].insert(record.connection)
-            connected.connect(Account.key(account))
+            connected.connect(Account.key(account), elsewhere: true)
         }
         for room in record.rooms.keys { rooms[room, default: []].insert(record.connection) }
         if record.modes.contains("i") { invisibleCount += 1 }
@@ -74,7 +74,7 @@ struct RemotePresence {
             let key = Account.key(account)
             accounts[key]?.remove(connection)
             if accounts[key]?.isEmpty == true { accounts[key] = nil }
-            connected.disconnect(key)
+            connected.disconnect(key, elsewhere: true)
         }
         for room in old.rooms.keys {
             rooms[room]?.remove(connection)

@@ -140,20 +140,10 @@ extension IRCServer {
         // too (they may have just come in), they would hear it twice.
         for key in delivery.direct where !heardInRoom(key) && !delivery.queued.contains(key) {
             guard let clients = registry.sessions[key], !clients.isEmpty else {
-                let elsewhere = remote.users(ofAccount: key)
-                if elsewhere.isEmpty {
-                    offline.append(key)
-                } else if !hearsRoomLineElsewhere(elsewhere, delivery) {
-                    // Connected to another process only: the line goes there through the log. That
-                    // process knows better whether they heard the room's line (they may have just
-                    // come in), and decides.
-                    let line = text ?? eventLine(event)
-                    text = line
-                    let standIn = delivery.roomLine.map {
-                        RelayedLine.StandIn(room: $0.conversation, membersHear: delivery.reaches(account: key, isManager: false))
-                    }
-                    relayDirectLine(line, to: elsewhere[0].account ?? key, standingInFor: standIn, tags: tags, at: t)
-                }
+                // Connected to another process only: its line went there in the command's
+                // transaction (`Workspace.tell`), and that process decides whether they heard the
+                // room's line.
+                if remote.users(ofAccount: key).isEmpty { offline.append(key) }
                 continue
             }
             let serverLine = text ?? eventLine(event)
@@ -246,26 +236,5 @@ extension IRCServer {
             member.rooms.removeAll { $0 === room }
             cluster?.presenceChanged(member, note: "Room closed by \(manager)")
         }
-    }
-
-    /// Whether a connection of the account on another process is in the event's room, where the
-    /// room's line reaches it (that process delivers it from the log). Asked before writing a
-    /// direct line to the log: most of those concerned by a room's event sit in it.
-    private func hearsRoomLineElsewhere(_ users: [PresenceRecord], _ delivery: Delivery) -> Bool {
-        guard delivery.roomLine != nil, let key = delivery.event.room, let room = rooms[key] else { return false }
-        return users.contains { user in
-            guard let status = user.rooms[key] else { return false }
-            let account = user.account.map(Account.key)
-            return delivery.reaches(account: account, isManager: room.hearsAsManager(account: account, isOp: status.contains("o")))
-        }
-    }
-
-    /// A direct line from the bot to an account connected to other processes only: posted on the
-    /// bus, and those processes deliver it to the account's connections.
-    private func relayDirectLine(_ text: String, to account: String, standingInFor standIn: RelayedLine.StandIn?,
-                                 tags: [Message.Tag], at time: Date) {
-        cluster?.post(.line(RelayedLine(msgid: ids.next(at: time), time: time, command: "NOTICE", source: serviceSource,
-                               account: config.serviceNick, target: account, text: text,
-                               clientTags: Message.serializedTags(tags), standsInFor: standIn)))
     }
 }
