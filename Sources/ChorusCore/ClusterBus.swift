@@ -12,6 +12,11 @@ public enum BusMessage: Equatable, Sendable {
     case kick(PresenceOrder)
     /// Lets someone connected to the node that reads it into a room, and tells them.
     case invite(PresenceOrder)
+    /// A member is being kicked from a room (their membership ends in the store, and every node
+    /// reads the room again): the node that reads it says the KICK as the kicker gave it, with
+    /// their reason, when it takes the member's connections out. It does nothing by itself: a KICK
+    /// the room's rules refuse ends nothing.
+    case removal(PresenceOrder)
 }
 
 /// A line the receiving node delivers as it is and no one's history keeps: a TAGMSG, a line to a
@@ -65,7 +70,7 @@ public struct RelayedLine: Codable, Equatable, Sendable {
 /// What someone on one node does to the presence in a room of someone connected to another that
 /// changes no stored membership: a guest's KICK, an INVITE that makes no one a member. A member's
 /// KICK or a manager's INVITE of an account changes the store instead, and every node reads the
-/// room again.
+/// room again (a member's KICK is announced beside it, as a `removal`, for its words).
 public struct PresenceOrder: Codable, Equatable, Sendable {
     /// Whom it is about, by nick.
     public var nick: String
@@ -95,6 +100,7 @@ extension BusMessage {
         case .line: return "line"
         case .kick: return "kick"
         case .invite: return "invite"
+        case .removal: return "removal"
         }
     }
 
@@ -116,7 +122,7 @@ extension BusMessage {
         let encoder = Self.encoder
         switch self {
         case .line(let line): return try encoder.encode(line)
-        case .kick(let order), .invite(let order): return try encoder.encode(order)
+        case .kick(let order), .invite(let order), .removal(let order): return try encoder.encode(order)
         }
     }
 
@@ -127,6 +133,7 @@ extension BusMessage {
         case "line": self = .line(try decoder.decode(RelayedLine.self, from: body))
         case "kick": self = .kick(try decoder.decode(PresenceOrder.self, from: body))
         case "invite": self = .invite(try decoder.decode(PresenceOrder.self, from: body))
+        case "removal": self = .removal(try decoder.decode(PresenceOrder.self, from: body))
         default: return nil
         }
     }

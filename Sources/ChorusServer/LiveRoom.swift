@@ -19,6 +19,9 @@ final class LiveRoom {
     /// People (folded nicks) the members here were told left, whose connections on other nodes
     /// still show them in the room until they follow (`PersonAcrossNodes`): not told twice, not listed.
     var departed: Set<String> = []
+    /// KICKs of members given on other nodes (`BusMessage.removal`), by folded nick: said as given
+    /// when the membership's end reaches this node and takes their connections out.
+    var kicksElsewhere: [String: PresenceOrder] = [:]
     /// Nicks invited since the last time they could not join (folded), for +i rooms.
     var invitedNicks: Set<String> = []
     /// Whether `!command` lines are relayed to the room (room setting `echo`).

@@ -45,6 +45,23 @@ extension IRCServer {
         if let away = user.away { reply.numeric(.away, user.nick, away) }
     }
 
+    /// How long a member's KICK given elsewhere waits for the membership's end to arrive; one the
+    /// room's rules refused is forgotten after it.
+    static let kickWordsKept: TimeInterval = 30
+
+    /// KICK of members connected to another node (`kickMember`): their node is told the KICK's
+    /// words before the membership ends, so that it says them when it takes them out; the members
+    /// here hear it now, and not again as a PART when their node follows.
+    func kickMembersElsewhere(_ account: String, from room: LiveRoom, reason: String?, by client: Client) -> [PresenceRecord] {
+        let elsewhere = remote.users(ofAccount: Account.key(account)).filter { $0.rooms[room.key] != nil }
+        var nicks = Set<String>()
+        for user in elsewhere where nicks.insert(user.nickKey).inserted {
+            cluster?.post(.removal(PresenceOrder(nick: user.nick, room: room.name, reason: reason ?? client.nick, source: client.prefix,
+                                                 account: client.accountName, time: now())))
+        }
+        return elsewhere
+    }
+
     /// A message another node posted, for the clients here it concerns.
     func deliver(_ message: BusMessage) {
         switch message {
@@ -57,6 +74,10 @@ extension IRCServer {
             let invite = Outgoing(Message(source: order.source, "INVITE", [client.nick, room.name]), time: order.time, account: order.account)
             send(invite, to: client)
             broadcast(invite, to: room.members, only: { $0.caps.contains(.inviteNotify) && room.isOp($0) })
+        case .removal(let order):
+            guard let room = rooms[Names.fold(order.room)] else { return }
+            room.kicksElsewhere = room.kicksElsewhere.filter { now().timeIntervalSince($0.value.time) < Self.kickWordsKept }
+            room.kicksElsewhere[Names.fold(order.nick)] = order
         case .line(let line):
             deliver(line)
         }

@@ -50,9 +50,12 @@ extension IRCServer {
         for key in before.keys where room.memberships[key] == nil {
             var told = Set<String>()  // one KICK a nick: its other sessions heard that one
             for client in registry.connections(ofAccount: key) where room.contains(client) {
-                let reason = "Removed from \(room.name)"
+                // Said as the kicker on another node gave it (`BusMessage.removal`), else by the server.
+                let kick = room.kicksElsewhere.removeValue(forKey: client.nickKey)
+                let reason = kick?.reason ?? "Removed from \(room.name)"
                 if told.insert(client.nickKey).inserted {
-                    broadcast(Outgoing(Message(source: name, "KICK", [room.name, client.nick, reason]), time: now()), to: room.members)
+                    broadcast(Outgoing(Message(source: kick?.source ?? name, "KICK", [room.name, client.nick, reason]), time: now(),
+                                       account: kick?.account), to: room.members)
                 }
                 room.remove(client)
                 client.rooms.removeAll { $0 === room }

@@ -401,10 +401,17 @@ extension IRCServer {
     /// (those on other nodes leave it when their node reads the room again).
     private func kickMember(_ account: String, from room: LiveRoom, reason: String?, by client: Client, reply: Reply) {
         let kicker = Kicker(client), key = Account.key(account)
+        let elsewhere = kickMembersElsewhere(account, from: room, reason: reason, by: client)
         changeMembership(.leave(account, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {
             room.memberships[key] = nil  // ended: `leave` has nothing more to store
             for connection in self.registry.connections(ofAccount: key) where room.contains(connection) {
                 self.leave(room, connection, reason: reason, kickedBy: kicker, reply: reply)
+            }
+            // Connected elsewhere only: the room here hears the KICK now, not their node's PART later.
+            for user in elsewhere where self.isInRoomElsewhere(user.nickKey, room) && !self.isInRoomHere(user.nickKey, room) {
+                let kick = Message(source: client.prefix, "KICK", [room.name, user.nick, reason ?? client.nick])
+                self.broadcast(Outgoing(kick, time: self.now(), account: client.accountName), to: room.members, reply: reply)
+                room.departed.insert(user.nickKey)
             }
         }
     }
