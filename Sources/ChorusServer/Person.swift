@@ -107,6 +107,12 @@ extension IRCServer {
         return remote.user(nick: nick).map(Person.elsewhere)
     }
 
+    /// The room's people on every node, each once: those here, then those elsewhere only (NAMES,
+    /// WHO, LIST's count, `+l`).
+    func people(in room: LiveRoom) -> [Person] {
+        room.people.map(Person.here) + peopleElsewhere(in: room).map(Person.elsewhere)
+    }
+
     /// Everyone registered on the network, each nick once: the people here, then those elsewhere
     /// only (a person on several nodes is one).
     var everyone: [Person] {

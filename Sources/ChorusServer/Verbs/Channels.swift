@@ -212,8 +212,8 @@ extension IRCServer {
 
     /// A room's lines for a client that cannot ask for them (no `draft/chathistory`): its last
     /// lines, or those the account has not seen, at most `history-replay` of them.
-    /// RPL_NAMREPLY lines, as many as the names need, then RPL_ENDOFNAMES: the members here, then
-    /// those connected to other processes.
+    /// RPL_NAMREPLY lines, as many as the names need, then RPL_ENDOFNAMES: the room's people on
+    /// every node.
     func sendNames(_ room: LiveRoom, to reply: Reply) {
         let client = reply.client
         let symbol = room.room.modes.secret ? "@" : "="
@@ -232,11 +232,8 @@ extension IRCServer {
             names.append(prefix)
             names.append(name)
         }
-        for member in room.people where !(member.invisible && outsider) {
-            add(room.prefix(of: member, multiPrefix: multi), full ? member.prefix : member.nick)
-        }
-        for member in peopleElsewhere(in: room) where !(member.isInvisible && outsider) {
-            add(member.prefix(in: room.key, multiPrefix: multi), full ? member.prefix : member.nick)
+        for person in people(in: room) where !(person.isInvisible && outsider) {
+            add(person.prefix(in: room, multiPrefix: multi), full ? person.prefix : person.nick)
         }
         if !names.isEmpty { reply.numeric(.namReply, symbol, room.name, text: names) }
         reply.numeric(.endOfNames, room.name, text: "End of /NAMES list")

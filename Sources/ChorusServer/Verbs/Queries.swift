@@ -18,7 +18,7 @@ extension IRCServer {
         var rows: [(person: Person, room: LiveRoom?)] = []
         if Names.isChannel(mask) {
             if let room = rooms[Names.fold(mask)], !room.room.modes.secret || room.contains(client) {
-                rows = room.people.map { (.here($0), room) } + peopleElsewhere(in: room).map { (.elsewhere($0), room) }
+                rows = people(in: room).map { ($0, room) }
             }
         } else if let exact = person(nick: mask) {
             rows = [(exact, exact.roomKeys.first.flatMap { rooms[$0] })]
