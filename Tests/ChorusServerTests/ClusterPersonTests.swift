@@ -117,6 +117,23 @@ final class ClusterPersonTests: XCTestCase {
         XCTAssertEqual(try names("#den", for: t.ben).filter { $0.hasSuffix("ann") || $0.hasSuffix("annie") }, ["@annie"])
     }
 
+    /// What no history keeps (a TAGMSG, a guest's line) reaches the person's device on the other
+    /// node as well as the one beside the sender.
+    func testTagsAndAGuestsLineReachTheDeviceOnTheOtherNode() throws {
+        let t = try team()
+        let phone = try t.b.connect(as: "ann", caps: ["message-tags"])
+        try phone.expect(command: "366", "#den")
+        let cat = try t.a.connect(as: "cat", nick: "cat2", caps: ["message-tags"])
+        cat.send("@+typing=active TAGMSG ann")
+        let typing = try phone.expect("cat's typing, from node A", timeout: 10) { $0.command == "TAGMSG" }
+        XCTAssertEqual(typing.tag("+typing"), "active")
+        let gus = try t.a.connect()
+        try gus.register("gus")
+        gus.send("PRIVMSG ann :a guest says hi")
+        try phone.expect(command: "PRIVMSG", "ann", "a guest says hi", timeout: 10)
+        try t.laptop.expect(command: "PRIVMSG", "ann", "a guest says hi")
+    }
+
     /// Someone else's login (another account) to a nick held on another node is still refused.
     func testSomeoneElseCannotTakeTheNickFromAnotherNode() throws {
         let t = try team()

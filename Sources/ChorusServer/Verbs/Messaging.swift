@@ -114,6 +114,9 @@ extension IRCServer {
                     continue
                 }
                 for session in registry.sharing(peer) where recipients(session) { send(out, to: session) }
+                // The person's devices on other nodes: a kept line reaches them from the log; tags
+                // and a guest's line, which no history keeps, go on the bus.
+                if (isTagMsg || client.account == nil) && hasSessionsElsewhere(peer) { relay(out, text: text, from: client, target: peer.nick) }
                 if peer.nickKey != client.nickKey { copyToOtherSessions(out, of: client) }
                 if !isTagMsg { metrics.linesRelayed.increment() }
                 // To yourself with echo-message: the delivery and the (labeled) echo, both.
