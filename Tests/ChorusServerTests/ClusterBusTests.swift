@@ -75,23 +75,8 @@ final class ClusterBusTests: XCTestCase {
     /// cannot lose it. Read in the Workspace's `done`, which runs on its writer before any later
     /// write: a line posted by the server after the commit is not there yet.
     func testADirectLineForAnotherNodeIsPostedInTheCommandsTransaction() throws {
-        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
-        let clock = ReminderTests.Clock()
-        let shared = "cluster-\(UUID().uuidString)"
-        let configure = { (config: inout ServerConfig) in config.timeZone = TimeZone(identifier: "UTC")! }
-        let a = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
-        let b = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
-        try a.addAccount("ann", "ann-password")
-        try a.addAccount("ben", "ben-password")
-        try b.server.reloadAccountKeys()
-        let ann = try a.connect(as: "ann")
-        try ann.join("#flat")
-        let ben = try b.connect(as: "ben")
-        try ben.join("#flat")
-        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
-        ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
-        try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
-
+        let (clock, a, b, ann, ben) = try ClusterTests.bensTurnOnAnotherNode()
+        defer { withExtendedLifetime((b, ann)) {} }  // node B, and ben on it, run to the end
         clock.advance(hours: 11.5)
         let store = try XCTUnwrap(a.server.store as? PostgresStore)
         final class Posted: @unchecked Sendable {  // written on the writer, read here after the semaphore

@@ -271,26 +271,8 @@ final class ClusterTests: XCTestCase {
     /// A chore's reminder comes due: whichever node takes the due work first does it, once, and
     /// the person whose turn it is hears it on the node they are connected to.
     func testWhatComesDueIsDoneOnceAndReachesItsPersonOnAnotherNode() throws {
-        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
-        let clock = ReminderTests.Clock()
-        let shared = "cluster-\(UUID().uuidString)"
-        let configure = { (config: inout ServerConfig) in
-            config.timeZone = TimeZone(identifier: "UTC")!
-            config.reminderInterval = 2 * 3600
-        }
-        let a = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
-        let b = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
-        try a.addAccount("ann", "ann-password")
-        try a.addAccount("ben", "ben-password")
-        try b.server.reloadAccountKeys()
-        let ann = try a.connect(as: "ann")
-        try ann.join("#flat")
-        let ben = try b.connect(as: "ben")
-        try ben.join("#flat")
-        // Node A must know ben is in #flat, or it tells him of his turn directly as well.
-        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
-        ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
-        try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
+        let (clock, a, b, ann, ben) = try Self.bensTurnOnAnotherNode()
+        defer { withExtendedLifetime(ann) {} }
 
         clock.advance(hours: 11.5)  // 20:30
         try a.server.checkReminders()
@@ -368,5 +350,28 @@ final class ClusterTests: XCTestCase {
         for _ in 0..<100 where delivered.withLock({ $0.count }) < expected.count { Thread.sleep(forTimeInterval: 0.1) }
         Thread.sleep(forTimeInterval: 1.2)  // a poll more: nothing comes twice
         XCTAssertEqual(delivered.withLock { $0 }, expected)
+    }
+
+    /// Nodes A and B on a clock of the test's, ann on A and ben on B in #flat, and ben's turn for
+    /// the dishes at 20:00 every day, made on node A at 09:00.
+    static func bensTurnOnAnotherNode() throws -> (ReminderTests.Clock, TestServer, TestServer, TestClient, TestClient) {
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let clock = ReminderTests.Clock()
+        let shared = "cluster-\(UUID().uuidString)"
+        let configure = { (config: inout ServerConfig) in config.timeZone = TimeZone(identifier: "UTC")! }
+        let a = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        let b = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        try a.addAccount("ann", "ann-password")
+        try a.addAccount("ben", "ben-password")
+        try b.server.reloadAccountKeys()
+        let ann = try a.connect(as: "ann")
+        try ann.join("#flat")
+        let ben = try b.connect(as: "ben")
+        try ben.join("#flat")
+        // Node A must know ben is in #flat, or it tells him of his turn directly as well.
+        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
+        try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
+        return (clock, a, b, ann, ben)
     }
 }
