@@ -85,20 +85,19 @@ extension IRCServer {
     }
 
     /// The person left a room on another node (`note`, the reason): their connections here leave
-    /// it too. The room hears the PART unless the person is still in it through yet another node.
+    /// it too. The room hears the PART unless the person is still in it through yet another node,
+    /// which then tells it when it follows.
     func followOut(_ room: LiveRoom, sessions: [Client], note: String?) {
         let leaving = sessions.filter { room.contains($0) }
         guard let first = leaving.first else { return }
         let part = Outgoing(Message(source: first.prefix, "PART", note.map { [room.name, $0] } ?? [room.name]), time: now(),
                             account: first.accountName)
-        let stillThere = isInRoomElsewhere(first.nickKey, room)
-        broadcast(part, to: stillThere ? leaving : room.members)
+        broadcast(part, to: isInRoomElsewhere(first.nickKey, room) ? leaving : room.members)
         for session in leaving {
             room.remove(session)
             session.rooms.removeAll { $0 === room }
             cluster?.presenceChanged(session, note: note)
         }
-        if stillThere { room.departed.insert(first.nickKey) }
     }
 
     /// The person left the room here while their connections elsewhere are still in it: the room
