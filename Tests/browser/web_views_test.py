@@ -67,9 +67,9 @@ def open_conversation(driver, wait, name):
 
 
 def check_accessibility(check, driver, wait, where, views):
-    """axe-core's WCAG 2.1 A and AA rules on each of the views (a tab, or a button that opens a
-    page), in both themes."""
-    for view in views:
+    """axe-core's WCAG 2.1 A and AA rules on each of the views (what a click on a tab or a button
+    opens, with its name), in both themes."""
+    for view, label in views:
         click_fresh(driver, wait, view)
         time.sleep(0.5)
         for scheme in ["light", "dark"]:
@@ -78,7 +78,7 @@ def check_accessibility(check, driver, wait, where, views):
             if found is None:
                 print("axe-core not run: CHORUS_AXE_JS names no file", flush=True)
                 return
-            check(f"{where}: axe-core finds nothing against WCAG 2.1 AA in {view}, {scheme} theme", not found, found)
+            check(f"{where}: axe-core finds nothing against WCAG 2.1 AA in {label}, {scheme} theme", not found, found)
     driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
 
 
@@ -306,11 +306,12 @@ def walk(results, server, width, height, room, sam_nick):
             nameless = driver.execute_script(UNNAMED)
             check(f"{size}: every control in {view[4:]} is named", not nameless, nameless)
 
-        check_accessibility(check, driver, wait, size, ["#tab-chat", "#tab-time", "#tab-requests", "#tab-me"])
+        check_accessibility(check, driver, wait, size, [("#tab-chat", "Chat"), ("#tab-time", "Time"),
+                                                        ("#tab-requests", "Requests"), ("#tab-me", "Me")])
         open_conversation(driver, wait, room)
         check_accessibility(check, driver, wait, f"{size} in {room}",
-                            ["#tab-chat", "#tab-jobs", "#room-view .chips .new", "#tab-chores", "#tab-jobs",
-                             "#room-view .jobs-list button[data-job]"])
+                            [("#tab-chat", "Chat"), ("#tab-jobs", "Jobs"), ("#room-view .chips .new", "the new-job form"),
+                             ("#tab-chores", "Chores"), ("#tab-jobs", "Jobs again"), ("#room-view .jobs-list button[data-job]", "a job's page")])
 
         width_now = driver.execute_script("return document.documentElement.scrollWidth")
         check(f"{size}: nothing is wider than the screen", width_now <= width, width_now)
