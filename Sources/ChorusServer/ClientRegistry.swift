@@ -20,7 +20,7 @@ struct ClientRegistry {
     /// laptop), by folded nick. They are one person to everyone else: one name in the rooms, and
     /// every session hears what the person would.
     private(set) var twins: [String: [Client]] = [:]
-    /// While a nick is shared, each session's own AWAY text; `Client.away` is the person's.
+    /// Each connection's own AWAY text; `Client.away` is the person's (`SharedNick.swift`).
     private(set) var ownAway: [ObjectIdentifier: String] = [:]
     /// Logged-in registered connections by account key: where an account's direct events go.
     private(set) var sessions: [String: [Client]] = [:]
@@ -85,7 +85,7 @@ struct ClientRegistry {
         if let key = client.account?.key { startSession(client, key) }
     }
 
-    /// Notes a session's own AWAY (nil: here), for a nick shared by several.
+    /// Notes a connection's own AWAY (nil: here).
     mutating func noteAway(of client: Client, _ text: String?) {
         ownAway[ObjectIdentifier(client)] = text
     }
@@ -126,6 +126,7 @@ struct ClientRegistry {
         }
         setInvisible(client, false)
         setOper(client, false)
+        ownAway[ObjectIdentifier(client)] = nil
         if var more = twins[client.nickKey] {
             // Another connection under the nick carries on; the first's place passes to the next.
             if nicks[client.nickKey] === client { nicks[client.nickKey] = more.removeFirst() } else { more.removeAll { $0 === client } }

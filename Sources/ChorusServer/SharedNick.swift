@@ -1,3 +1,4 @@
+import ChorusCore
 import ChorusIRC
 
 /// One person, several connections: a second device logged in to the same account takes the nick
@@ -9,34 +10,43 @@ import ChorusIRC
 /// on other nodes of a cluster share the nick too (`PersonAcrossNodes`).
 extension IRCServer {
     /// AWAY from one session: the person is away while every session of theirs is (as Ergo has
-    /// it), with the text of the last to go away.
+    /// it), here and on other nodes, with the text of the last to go away here.
     func setAway(_ client: Client, _ text: String?) {
-        let sessions = registry.sharing(client)
-        guard sessions.count > 1 else { return personAway(client, becomes: text) }
         registry.noteAway(of: client, text)
-        personAway(client, becomes: sessions.allSatisfy { registry.ownAway[ObjectIdentifier($0)] != nil } ? text : nil)
+        personAwayChanged(client)
     }
 
-    /// A second session came: it is here, so the person is; the first's own AWAY is kept for later.
+    /// A second session came: it is here, so the person is.
     func sessionArrived(_ client: Client) {
-        let first = registry.first(sharing: client)
-        if registry.sharing(client).count == 2, let away = first.away { registry.noteAway(of: first, away) }
-        personAway(first, becomes: nil)  // told through the first: the new one is in no room yet
+        personAwayChanged(registry.first(sharing: client))  // told through the first: the new one is in no room yet
     }
 
     /// After a session closed: the person is away if every session left is.
     func sessionsLeft(after client: Client) {
         registry.noteAway(of: client, nil)
-        let first = registry.first(sharing: client), left = registry.sharing(first)
-        let owns = left.map { registry.ownAway[ObjectIdentifier($0)] }
-        if left.count == 1 { registry.noteAway(of: first, nil) }
-        personAway(first, becomes: owns.allSatisfy { $0 != nil } ? owns.compactMap { $0 }.last : nil)
+        personAwayChanged(registry.first(sharing: client))
     }
 
-    /// Every session carries the person's away state; the rest of the network hears when it changes.
-    private func personAway(_ client: Client, becomes text: String?) {
+    /// The person's sessions here, taken together: away while every one is, with the text of the
+    /// last of them (what this node publishes for them to the others).
+    func awayHere(of client: Client) -> String? {
+        let owns = registry.sharing(client).map { registry.ownAway[ObjectIdentifier($0)] }
+        return owns.allSatisfy { $0 != nil } ? owns.compactMap { $0 }.last : nil
+    }
+
+    /// Works out again whether the person of `client` is away, from their sessions here and their
+    /// connections on other nodes (`PersonAcrossNodes`): every session carries the answer, and the
+    /// rest of the network hears when it changes.
+    func personAwayChanged(_ client: Client) {
         let sessions = registry.sharing(client)
-        guard sessions.contains(where: { $0.away != text }) else { return }
+        var text = awayHere(of: client)
+        if text != nil, remote.holders(of: client.nickKey).contains(where: { $0.away == nil && PresenceRecord.samePerson($0.account, client.accountName) }) {
+            text = nil  // here on another device
+        }
+        guard sessions.contains(where: { $0.away != text }) else {
+            cluster?.presenceChanged(registry.first(sharing: client))  // what this node publishes may have changed all the same
+            return
+        }
         for session in sessions { session.away = text }
         let out = Outgoing(Message(source: client.prefix, "AWAY", text.map { [$0] } ?? []), time: now(), account: client.accountName)
         broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })

@@ -134,6 +134,33 @@ final class ClusterPersonTests: XCTestCase {
         try t.laptop.expect(command: "PRIVMSG", "ann", "a guest says hi")
     }
 
+    /// ann is away only while both devices are, as seen from either node (WHO's H or G).
+    func testThePersonIsAwayOnlyWhileEveryDeviceIsOnEitherNode() throws {
+        let t = try team()
+        let phone = try t.b.connect(as: "ann")
+        try phone.expect(command: "366", "#den")
+        func seen(by client: TestClient, as flag: String) throws {
+            for _ in 0..<50 {
+                client.send("WHO ann")
+                let row = try client.collect { $0.command == "315" }.first { $0.command == "352" }
+                if row?.params[6].hasPrefix(flag) == true { return }
+                usleep(100_000)
+            }
+            XCTFail("ann is never \(flag) to \(client.nick)")
+        }
+        t.laptop.send("AWAY :at lunch")
+        try t.laptop.expect(command: "306")
+        usleep(500_000)
+        try seen(by: t.cat, as: "H")
+        try seen(by: t.ben, as: "H")
+        phone.send("AWAY :on the bus")
+        try seen(by: t.cat, as: "G")
+        try seen(by: t.ben, as: "G")
+        phone.send("AWAY")
+        try seen(by: t.cat, as: "H")
+        try seen(by: t.ben, as: "H")
+    }
+
     /// Someone else's login (another account) to a nick held on another node is still refused.
     func testSomeoneElseCannotTakeTheNickFromAnotherNode() throws {
         let t = try team()

@@ -133,9 +133,12 @@ final class ClusterNode {
         var rooms: [String: String] = [:]
         for room in client.rooms { rooms[room.key] = (room.status(of: client) ?? []).letters }
         let nick = nick ?? client.nick
-        return PresenceRecord(connection: "\(presence.node)#\(client.id)", node: presence.node, nick: nick, nickKey: Names.fold(nick),
-                              user: client.user, host: client.host, realname: client.realname, account: client.accountName,
-                              away: client.away, modes: modes, rooms: rooms, since: client.connectedAt, note: note)
+        // A record handed over from a session that closed (`handOverPresence`) stays that record.
+        let published = self.published[ObjectIdentifier(client)]
+        return PresenceRecord(connection: published?.connection ?? "\(presence.node)#\(client.id)", node: presence.node,
+                              nick: nick, nickKey: Names.fold(nick), user: client.user, host: client.host, realname: client.realname, account: client.accountName,
+                              away: server.awayHere(of: client), modes: modes, rooms: rooms, since: published?.since ?? client.connectedAt,
+                              note: note)
     }
 
     /// Whether `client`'s nick is its own across the nodes: claimed, or carried on from another

@@ -81,12 +81,13 @@ extension IRCServer {
                 let extended = line(new.prefix, "JOIN", [room.name, new.account ?? "*", new.realname])
                 broadcast(plain, to: room.members, only: { !$0.caps.contains(.extendedJoin) })
                 broadcast(extended, to: room.members, only: { $0.caps.contains(.extendedJoin) })
-                if let away = new.away {
+                if let away = here.isEmpty ? Self.away(of: remote.holders(of: person)) : here[0].away {
                     broadcast(line(new.prefix, "AWAY", [away]), to: room.members, only: { $0.caps.contains(.awayNotify) })
                 }
             }
             followIn(room, sessions: here)
         }
+        awayMayHaveChanged(person, here: here, before: old, after: new)
         guard let old else { return }
         for key in old.rooms.keys.sorted() where new.rooms[key] == nil {
             guard let room = rooms[key] else { continue }
@@ -105,15 +106,33 @@ extension IRCServer {
         }
         guard speaks else { return }
         let peers = localMembers(of: Set(new.rooms.keys))
-        if old.away != new.away {
-            broadcast(line(new.prefix, "AWAY", new.away.map { [$0] } ?? []), to: peers, only: { $0.caps.contains(.awayNotify) })
-        }
         if old.account != new.account {
             broadcast(line(new.prefix, "ACCOUNT", [new.account ?? "*"]), to: peers, only: { $0.caps.contains(.accountNotify) })
         }
         if old.realname != new.realname {
             broadcast(line(new.prefix, "SETNAME", [new.realname]), to: peers, only: { $0.caps.contains(.setname) })
         }
+    }
+
+    /// The person is away while each of their connections is (each node publishes its own
+    /// connections' state taken together): with the text of the last given, nil when one is here.
+    static func away(of records: [PresenceRecord]) -> String? {
+        records.allSatisfy { $0.away != nil } ? records.last?.away : nil
+    }
+
+    /// A connection elsewhere of the person under `person` came, changed or went (`before` to
+    /// `after`, nil for none): their sessions here work out again whether the person is away;
+    /// for someone connected elsewhere only, the rooms here hear AWAY when the person's state
+    /// changed, as one of their connections, the last to change, tells it.
+    private func awayMayHaveChanged(_ person: String, here: [Client], before: PresenceRecord?, after: PresenceRecord?) {
+        if let first = here.first { return personAwayChanged(first) }
+        guard let changed = after ?? before, before?.away != after?.away || before == nil || after == nil else { return }
+        let others = remote.holders(of: person).filter { $0.connection != changed.connection }
+        guard !others.isEmpty || (before != nil && after != nil) else { return }  // a first JOIN or a QUIT says it
+        let wasAway = Self.away(of: others + (before.map { [$0] } ?? [])), isAway = Self.away(of: others + (after.map { [$0] } ?? []))
+        guard wasAway != isAway, let speaker = after ?? others.last else { return }
+        let out = Outgoing(Message(source: speaker.prefix, "AWAY", isAway.map { [$0] } ?? []), time: now(), account: speaker.account)
+        broadcast(out, to: localMembers(of: Set((others + [speaker]).flatMap(\.rooms.keys))), only: { $0.caps.contains(.awayNotify) })
     }
 
     /// Whether the rooms here already know the person by `record`'s nick, as spelled: another of
@@ -129,8 +148,9 @@ extension IRCServer {
     /// still connected, here or on another node; then only the rooms they are no longer in hear a PART.
     private func left(_ connection: String, reason: String) {
         guard let old = remote.remove(connection) else { return }
-        let person = old.nickKey
-        let stays = !sessionsHere(of: old).isEmpty || !remote.holders(of: person).isEmpty
+        let person = old.nickKey, here = sessionsHere(of: old)
+        let stays = !here.isEmpty || !remote.holders(of: person).isEmpty
+        if stays { awayMayHaveChanged(person, here: here, before: old, after: nil) }
         var quitRooms = Set<String>()
         for key in old.rooms.keys.sorted() {
             guard let room = rooms[key] else { continue }
