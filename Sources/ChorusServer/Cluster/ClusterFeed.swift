@@ -114,14 +114,9 @@ final class ClusterFeed: @unchecked Sendable {
 
     /// Reads everything after `position`, a batch at a time, and hands it to `deliver`; and, with
     /// `rooms`, the rooms changed (on a wake-up that says so, and every poll).
-    /// Rooms are read first and handed on last: what the log held when a room changed (a
-    /// connection that left it before its membership ended there) is read after the room, so it
-    /// is delivered before it.
     private func read(rooms: Bool) {
         guard !stopped else { return }
-        var changedRooms: [SharedChange] = []
         do {
-            if rooms { changedRooms = try readRooms() }
             while true {
                 let (changes, next, more) = try log.changes(after: position, limit: Self.batch)
                 position = next
@@ -129,16 +124,16 @@ final class ClusterFeed: @unchecked Sendable {
                 tellWaiting()
                 if !more { break }
             }
+            if rooms { try readRooms() }
         } catch {
             // The database is away: the next poll reads from the same place.
             logger.warning("cannot read other processes' lines yet", metadata: ["error": "\(error)"])
         }
-        if !changedRooms.isEmpty { deliver(changedRooms) }
     }
 
     /// Reads again each room another process changed since the last look (a margin before it),
-    /// once per change: their new states, for `deliver`.
-    private func readRooms() throws -> [SharedChange] {
+    /// once per change, and hands its new state to `deliver`.
+    private func readRooms() throws {
         let since = roomsLookedAt.map { $0 - Self.roomMargin }
         let (changed, now) = try log.roomsChanged(since: since)
         var rooms: [SharedChange] = []
@@ -148,6 +143,6 @@ final class ClusterFeed: @unchecked Sendable {
         }
         roomsLookedAt = now
         roomChangesSeen = roomChangesSeen.filter { $0.value > now - Self.roomMargin }
-        return rooms
+        if !rooms.isEmpty { deliver(rooms) }
     }
 }
