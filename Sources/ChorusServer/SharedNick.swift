@@ -43,14 +43,12 @@ extension IRCServer {
         if text != nil, remote.holders(of: client.nickKey).contains(where: { $0.away == nil && PresenceRecord.samePerson($0.account, client.accountName) }) {
             text = nil  // here on another device
         }
-        guard sessions.contains(where: { $0.away != text }) else {
-            cluster?.presenceChanged(registry.first(sharing: client))  // what this node publishes may have changed all the same
-            return
-        }
+        // What this node publishes (`awayHere`) may have changed even when the person's state did not.
+        defer { cluster?.publishAwayIfChanged(registry.first(sharing: client)) }
+        guard sessions.contains(where: { $0.away != text }) else { return }
         for session in sessions { session.away = text }
         let out = Outgoing(Message(source: client.prefix, "AWAY", text.map { [$0] } ?? []), time: now(), account: client.accountName)
         broadcast(out, to: peersAndWatchers(of: client), except: client, only: { $0.caps.contains(.awayNotify) })
-        cluster?.presenceChanged(registry.first(sharing: client))
     }
 
     /// A ban on the mask of any of the person's sessions bans the person: each session keeps its

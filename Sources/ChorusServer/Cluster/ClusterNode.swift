@@ -184,6 +184,14 @@ final class ClusterNode {
         writePresence(of: client) { _ = try Self.shared($0, presence).publish(changed) }
     }
 
+    /// Publishes the away state of `client`'s sessions here (`awayHere`) if it is not what the
+    /// others were last told. Only then: a record published again for nothing would lose the
+    /// reason of the PART before it (`PresenceRecord.note`) before the others read it.
+    func publishAwayIfChanged(_ client: Client) {
+        guard let old = published[ObjectIdentifier(client)], old.away != server.awayHere(of: client) else { return }
+        presenceChanged(client)
+    }
+
     /// The connection is gone: for the other nodes too.
     func withdrawPresence(of client: Client, reason: String) {
         guard let record = published.removeValue(forKey: ObjectIdentifier(client)) else { return }

@@ -125,8 +125,8 @@ extension IRCServer {
     /// for someone connected elsewhere only, the rooms here hear AWAY when the person's state
     /// changed, as one of their connections, the last to change, tells it.
     private func awayMayHaveChanged(_ person: String, here: [Client], before: PresenceRecord?, after: PresenceRecord?) {
-        if let first = here.first { return personAwayChanged(first) }
         guard let changed = after ?? before, before?.away != after?.away || before == nil || after == nil else { return }
+        if let first = here.first { return personAwayChanged(first) }
         let others = remote.holders(of: person).filter { $0.connection != changed.connection }
         guard !others.isEmpty || (before != nil && after != nil) else { return }  // a first JOIN or a QUIT says it
         let wasAway = Self.away(of: others + (before.map { [$0] } ?? [])), isAway = Self.away(of: others + (after.map { [$0] } ?? []))
