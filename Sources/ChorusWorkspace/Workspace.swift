@@ -419,7 +419,8 @@ public final class Workspace: @unchecked Sendable {
     /// processes in the transaction. Each one leaves it out for a person who heard the room's line
     /// there (`RelayedLine.StandIn`); this process tells its own connections after the commit.
     private func tellOtherProcesses(_ delivery: Delivery, _ tx: any ChorusStorage) throws {
-        guard let others = otherProcesses.withLock({ $0 }), let connected, !delivery.direct.isEmpty else { return }
+        // Most events tell nobody directly: they pay for nothing here (nor on SQLite, with no others).
+        guard !delivery.direct.isEmpty, let connected, let others = otherProcesses.withLock({ $0 }) else { return }
         let keys = connected.connectedElsewhere(among: delivery.direct.filter { !delivery.queued.contains($0) })
         guard !keys.isEmpty else { return }
         let event = delivery.event, t = now()

@@ -57,9 +57,7 @@ extension IRCServer {
                     broadcast(Outgoing(Message(source: kick?.source ?? name, "KICK", [room.name, client.nick, reason]), time: now(),
                                        account: kick?.account), to: room.members)
                 }
-                room.remove(client)
-                client.rooms.removeAll { $0 === room }
-                cluster?.presenceChanged(client, note: reason)
+                takeOut(client, from: room, note: reason)
                 noteDeparted(client.nickKey, from: room)
             }
         }

@@ -33,16 +33,17 @@ extension IRCServer {
 
     /// The person's connections here, when `record` is one of theirs on another node.
     func sessionsHere(of record: PresenceRecord) -> [Client] {
-        guard let first = registry.nicks[record.nickKey], PresenceRecord.samePerson(first.accountName, record.account) else { return [] }
-        return registry.sharing(first)
+        sessionsHere(nickKey: record.nickKey, account: record.account)
     }
 
     /// The connections here of whoever sent a line from another node (`nick!user@host`), when
     /// that is a person connected here too.
     func sessionsHere(of source: String, account: String?) -> [Client] {
-        let nick = source.prefix { $0 != "!" }
-        guard account != nil, let first = registry.nicks[Names.fold(String(nick))],
-              PresenceRecord.samePerson(first.accountName, account) else { return [] }
+        sessionsHere(nickKey: Names.fold(String(source.prefix { $0 != "!" })), account: account)
+    }
+
+    private func sessionsHere(nickKey: String, account: String?) -> [Client] {
+        guard let first = registry.nicks[nickKey], PresenceRecord.samePerson(first.accountName, account) else { return [] }
         return registry.sharing(first)
     }
 
@@ -93,11 +94,7 @@ extension IRCServer {
         let part = Outgoing(Message(source: first.prefix, "PART", note.map { [room.name, $0] } ?? [room.name]), time: now(),
                             account: first.accountName)
         broadcast(part, to: isInRoomElsewhere(first.nickKey, room) ? leaving : room.members)
-        for session in leaving {
-            room.remove(session)
-            session.rooms.removeAll { $0 === room }
-            cluster?.presenceChanged(session, note: note)
-        }
+        for session in leaving { takeOut(session, from: room, note: note) }
     }
 
     /// The person left the room here while their connections elsewhere are still in it: the room

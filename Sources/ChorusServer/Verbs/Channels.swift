@@ -268,12 +268,17 @@ extension IRCServer {
         broadcast(Outgoing(message, time: now(), account: kicker.map(\.account) ?? client.accountName), to: room.members, reply: reply)
         // The person leaves: each of their sessions heard it, and each goes.
         for session in registry.sharing(client) where room.contains(session) {
-            room.remove(session)
-            session.rooms.removeAll { $0 === room }
-            cluster?.presenceChanged(session, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
+            takeOut(session, from: room, note: reason ?? kicker.map { "Kicked by \($0.nick)" })
         }
         noteDeparted(client.nickKey, from: room)
         if let account = client.account?.name { forget(account, in: room, by: kicker.map { $0.account ?? $0.nick } ?? account) }
+    }
+
+    /// `client` is in `room` no more, here and for the other nodes (`note`: why, as their PART says).
+    func takeOut(_ client: Client, from room: LiveRoom, note: String?) {
+        room.remove(client)
+        client.rooms.removeAll { $0 === room }
+        cluster?.presenceChanged(client, note: note)
     }
 
     func room(named name: String, reply: Reply) -> LiveRoom? {

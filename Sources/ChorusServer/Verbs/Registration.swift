@@ -95,7 +95,9 @@ extension IRCServer {
         let person = registry.first(sharing: client)
         // A new spelling of one's own nick, or one's own account name, needs no lookup (a new
         // spelling is published to the other nodes all the same, where the person may be too).
-        if key == client.nickKey { return cluster == nil ? changeNick(of: person, to: nick, reply: reply) : takeNick(nick, for: person, reply: reply) }
+        if key == client.nickKey {
+            return cluster == nil ? changeNick(of: person, to: nick, reply: reply) : takeNick(nick, for: person, reply: reply)
+        }
         if key == client.account?.key { return takeNick(nick, for: person, reply: reply) }
         if accountKeys.contains(key) {
             return reply.numeric(.nicknameInUse, nick, "Nickname is reserved by a registered account: log in to use it")
