@@ -1,4 +1,5 @@
 import ChorusIRC
+import Foundation
 import NIOCore
 import NIOTLS
 
@@ -63,10 +64,20 @@ struct LineFramer {
             buffer.moveReaderIndex(forwardBy: newline - view.startIndex + 1)
             // Decoding repairs invalid UTF-8 with U+FFFD, which changes the length or leaves an
             // EF byte; only then is the line checked again, exactly (a client may send U+FFFD).
-            if text.utf8.count != length || (text.utf8.contains(0xEF) && String(validating: bytes, as: UTF8.self) == nil) {
+            if text.utf8.count != length || (Self.containsEF(text) && String(validating: bytes, as: UTF8.self) == nil) {
                 return .notUTF8(text)
             }
             return .line(text)
+        }
+    }
+
+    /// Whether a line holds the byte U+FFFD starts with: `memchr` over the string's own bytes, where
+    /// `utf8.contains` stepped through them one index at a time (~9 instructions a byte, callgrind).
+    private static func containsEF(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { bytes in
+            guard let start = bytes.baseAddress else { return false }
+            return memchr(start, 0xEF, bytes.count) != nil
         }
     }
 }

@@ -40,10 +40,11 @@ extension IRCServer {
         // IRCv3 bot mode: what a +B client says carries the `bot` tag, so clients can tell.
         if client.isBot { clientTags.append(Message.Tag("bot")) }
         client.lastSpokeAt = now()
+        let source = client.prefix  // made once: a line to a room names it twice (the line and its history)
         for target in targets.split(separator: ",").prefix(4).map(String.init) {
             let t = now()
             let msgid = ids.next(at: t)
-            let out = Outgoing(Message(source: client.prefix, command, isTagMsg ? [target] : [target, text]),
+            let out = Outgoing(Message(source: source, command, isTagMsg ? [target] : [target, text]),
                                time: t, msgid: msgid, account: client.accountName, clientTags: clientTags)
             let recipients: (Client) -> Bool = { !isTagMsg || $0.caps.contains(.messageTags) }
             let echo = client.caps.contains(.echoMessage)
@@ -72,7 +73,9 @@ extension IRCServer {
                 // Where members see only their own jobs, a command line may name what the rules
                 // hide from them (`!job add Secret raise for carol @carol`): only managers read it.
                 let managersOnly = isCommand && room.jobsHidden
-                broadcast(out, to: room.members, except: echo ? nil : client, reply: reply, only: { member in
+                // A line every member hears (most of them) is written without asking of each member.
+                let everyone = !isTagMsg && relayed && !managersOnly && statusFilter == nil
+                broadcast(out, to: room.members, except: echo ? nil : client, reply: reply, only: everyone ? nil : { member in
                     guard recipients(member), relayed || member === client else { return false }
                     if managersOnly && member !== client && !room.hearsAsManager(member) { return false }
                     guard let statusFilter else { return true }
@@ -82,7 +85,7 @@ extension IRCServer {
                 if isTagMsg || statusFilter != nil { relayToRoomElsewhere(out, text: text, from: client, target: target, room: room) }
                 // Stored before the command runs, so the line comes before what it made happen.
                 if !isTagMsg && statusFilter == nil && relayed {
-                    record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: client.prefix,
+                    record(HistoryEntry(conversation: room.key, msgid: msgid, time: t, command: command, source: source,
                                         account: client.accountName, target: room.name, text: text,
                                         clientTags: Message.serializedTags(clientTags),
                                         audience: managersOnly ? [client.account?.key ?? ""] : nil))
