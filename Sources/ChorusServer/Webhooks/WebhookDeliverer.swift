@@ -27,7 +27,9 @@ final class WebhookDeliverer: Sendable {
     /// database: one that took an earlier id may not have committed yet.
     private let settling: TimeInterval
     private let node = "\(ProcessInfo.processInfo.hostName)/\(getpid())/\(UInt32.random(in: 0...UInt32.max))"
-    private let woken = NIOLockedValueBox(true)
+    /// Rung when events were committed here, and `passEvery` after the last pass: a pass follows
+    /// each ring, and rings while a pass runs make one more after it.
+    private let doorbell = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     private let running = NIOLockedValueBox<Task<Void, Never>?>(nil)
     private let clients = NIOLockedValueBox<[Int64: KeptClient]>([:])
 
@@ -46,31 +48,40 @@ final class WebhookDeliverer: Sendable {
         self.logger = logger
     }
 
+    /// Other processes' events and retries that come due are looked for this often.
+    static let passEvery: Duration = .seconds(2)
+
     func start() {
+        doorbell.continuation.yield()  // a first pass at once: what was left undelivered at the last stop
         running.withLockedValue { $0 = Task { await self.run() } }
     }
 
     /// Events were committed here: look at once rather than at the next pass.
     func wake() {
-        woken.withLockedValue { $0 = true }
+        doorbell.continuation.yield()
     }
 
     func stop() {
         running.withLockedValue { $0?.cancel() }
+        doorbell.continuation.finish()
         for kept in clients.withLockedValue({ let all = $0.values; $0 = [:]; return all }) { _ = kept.client.shutdown() }
     }
 
-    /// A pass when woken, and every 2 s anyway (other processes' events, retries that come due).
+    /// A pass at each ring of the doorbell, and `passEvery` after the last one at the latest (other
+    /// processes' events, retries that come due). Nothing runs between: an idle server's deliverer
+    /// wakes every `passEvery`, not ten times a second to look at a flag.
     private func run() async {
-        var idle = 0
-        while !Task.isCancelled {
-            let wasWoken = woken.withLockedValue { let was = $0; $0 = false; return was }
-            if wasWoken || idle >= 20 {
-                idle = 0
-                await pass()
+        var timer: Task<Void, Never>?
+        defer { timer?.cancel() }
+        for await _ in doorbell.stream {
+            if Task.isCancelled { return }
+            await pass()
+            timer?.cancel()
+            let doorbell = doorbell.continuation
+            timer = Task {
+                guard (try? await Task.sleep(for: Self.passEvery)) != nil else { return }  // cancelled: a later pass set its own
+                doorbell.yield()
             }
-            idle += 1
-            try? await Task.sleep(for: .milliseconds(100))
         }
     }
 
