@@ -5,14 +5,12 @@
                                          [--rate 2000] [--top 30]
 
 Wall-clock figures drift with this machine's speed; instruction counts do not, so this is how two
-builds are compared (BENCHMARKS.md, "Instructions per delivery"). chorusd runs under callgrind
-with its counters off while it starts. After a first run that is not counted, for each message
-count, `chorus-bench fanout` (one room of
---members, four senders, at --rate deliveries a second) runs against it with the counters
-zeroed before and dumped after. The difference between two runs, over the difference in
-deliveries, is what one more delivery costs: the members' connecting and joining, the same in
-every run, falls out. The script prints that figure and the functions it is spent in (each
-function's own instructions, not its callees').
+builds are compared (BENCHMARKS.md, "Instructions per delivery"). chorusd runs under callgrind.
+After a first `chorus-bench fanout` that is not counted, two more run against it (one room of
+--members, four senders, at --rate deliveries a second), with the counters zeroed before each and
+dumped after. Their difference, over the difference in deliveries, is what one more delivery
+costs: the members' connecting and joining, the same in every run, falls out. The script prints
+that figure by thread and by function (each function's own instructions, not its callees').
 
 On demand only, never in CI: a run takes a few minutes. Needs valgrind, a C compiler and a release
 build (`bash deploy/build-release.sh`); chorus-bench is taken from --bench (this tree's by
@@ -195,10 +193,9 @@ def main():
             start_new_session=True)
         wait_for_port(port, server, 300)
 
-        # Counting stays on from here: switched off before a dump, callgrind 3.19 writes a summary
-        # that has wrapped below zero. A first run pays what is done once (the first casts, the
-        # first statements prepared) and is not counted.
-        control(server.pid, "--instr=on")
+        # A first run pays what is done once (the first casts, the first statements prepared) and
+        # is not counted. Counting is never switched off: switched off before a dump, callgrind 3.19
+        # writes a summary that has wrapped below zero.
         fanout(a.bench, server.pid, port, a.members, 100, a.rate)
         runs = []
         for messages in a.messages:
@@ -217,18 +214,21 @@ def main():
             cost -= few.threads.get(thread, (0, ""))[0]
             if cost / deliveries >= 1:
                 print(f"  thread {thread}: {cost / deliveries:8,.0f}  (most in {demangled([top])[0][:100]})")
-        f0, f1, d1, d0 = few.functions, many.functions, many.deliveries, few.deliveries
-        names = sorted(set(f0) | set(f1))
+        run_shape = {"members": a.members, "messages": a.messages, "rate": a.rate}
+        names = sorted(set(few.functions) | set(many.functions))
         by_function = {}  # demangled names, simplified: two specializations may read the same
         for name, plain in zip(names, demangled(names)):
-            by_function[plain] = by_function.get(plain, 0) + (f1.get(name, 0) - f0.get(name, 0)) / (d1 - d0)
+            cost = many.functions.get(name, 0) - few.functions.get(name, 0)
+            by_function[plain] = by_function.get(plain, 0) + cost / deliveries
         if a.save:
             with open(a.save, "w") as f:
-                json.dump({"chorusd": a.chorusd, "per_delivery": per, "functions": by_function}, f)
+                json.dump({"chorusd": a.chorusd, "run": run_shape, "per_delivery": per, "functions": by_function}, f)
         if a.against:
             with open(a.against) as f:
                 before = json.load(f)
             print(f"before ({before['chorusd']}): {before['per_delivery']:,.0f}, change {per - before['per_delivery']:+,.0f}")
+            if before.get("run") != run_shape:
+                print(f"  (not comparable: measured with {before.get('run')}, this run with {run_shape})")
             old = before["functions"]
             change = sorted(((by_function.get(n, 0) - old.get(n, 0)), n) for n in set(old) | set(by_function))
             print(f"\n{'before':>8}  {'now':>8}  {'change':>8}  function (own instructions per delivery)")
