@@ -69,6 +69,9 @@ public struct PresenceRecord: Sendable, Equatable {
     public var connection: String
     /// The process the user is connected to.
     public var node: String
+    /// That process's server name, as its clients see it (WHO, WHOIS); empty in a record written by
+    /// a build before it was kept.
+    public var server: String
     public var nick: String
     /// The nick as nicks are compared (the server's casemapping): what must be unique.
     public var nickKey: String
@@ -85,10 +88,12 @@ public struct PresenceRecord: Sendable, Equatable {
     /// Why the last room was left (a PART's reason), or why the user quit.
     public var note: String?
 
-    public init(connection: String, node: String, nick: String, nickKey: String, user: String, host: String, realname: String,
-                account: String?, away: String?, modes: String, rooms: [String: String], since: Date, note: String? = nil) {
+    public init(connection: String, node: String, server: String, nick: String, nickKey: String, user: String, host: String,
+                realname: String, account: String?, away: String?, modes: String, rooms: [String: String], since: Date,
+                note: String? = nil) {
         self.connection = connection
         self.node = node
+        self.server = server
         self.nick = nick
         self.nickKey = nickKey
         self.user = user

@@ -14,7 +14,7 @@ extension PostgresStore: SharedPresence {
     /// How long a departed connection's row and a bus message stay, for processes that have not read them yet.
     static let goneKept: TimeInterval = 60
 
-    static let presenceColumns = "connection, node, nick, nick_key, user_name, host, realname, account, away, modes, rooms, since, note, gone"
+    static let presenceColumns = "connection, node, nick, nick_key, user_name, host, realname, account, away, modes, rooms, since, note, gone, server"
     /// Where `gone` is among `presenceColumns`.
     static let presenceGoneColumn = 13
     static let databaseNow = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
@@ -49,7 +49,7 @@ extension PostgresStore: SharedPresence {
                 INSERT INTO presence (\(raw: Self.presenceColumns), seq, changed)
                 VALUES (\(record.connection), \(record.node), \(record.nick), \(record.nickKey), \(record.user),
                   \(record.host), \(record.realname), \(record.account), \(record.away), \(record.modes),
-                  \(record.storedRooms), \(Millis.from(record.since)), \(record.note), false,
+                  \(record.storedRooms), \(Millis.from(record.since)), \(record.note), false, \(record.server),
                   \(raw: Self.nextPosition), \(raw: Self.databaseNow))
                 ON CONFLICT (connection) DO UPDATE SET nick = excluded.nick, nick_key = excluded.nick_key,
                   user_name = excluded.user_name, host = excluded.host, realname = excluded.realname,
@@ -147,7 +147,8 @@ extension PostgresStore: SharedPresence {
 
     /// A record from its columns (`presenceColumns`), starting at column `first`.
     static func presenceRecord(_ row: PostgresRandomAccessRow, from first: Int) throws -> PresenceRecord {
-        PresenceRecord(connection: try row.string(first), node: try row.string(first + 1), nick: try row.string(first + 2),
+        PresenceRecord(connection: try row.string(first), node: try row.string(first + 1), server: try row.string(first + 14),
+                       nick: try row.string(first + 2),
                        nickKey: try row.string(first + 3), user: try row.string(first + 4), host: try row.string(first + 5),
                        realname: try row.string(first + 6), account: try row.string(first + 7), away: try row.string(first + 8),
                        modes: try row.string(first + 9), rooms: PresenceRecord.rooms(stored: try row.string(first + 10)),

@@ -468,5 +468,10 @@ public enum Migrations {
             CREATE INDEX bus_created ON bus(created);
             DELETE FROM history WHERE conversation = '@*'
             """),
+        // The server name of the process a presence row's connection is on, for WHO and WHOIS on
+        // the other nodes. Rows of a node still on an older build leave it empty.
+        Migration(30, "v30: a presence row names its server", postgres: """
+            ALTER TABLE presence ADD COLUMN server TEXT COLLATE "C" NOT NULL DEFAULT ''
+            """),
     ]
 }

@@ -41,6 +41,14 @@ enum Person {
     var isInvisible: Bool {
         switch self { case .here(let c): c.invisible; case .elsewhere(let r): r.isInvisible }
     }
+    /// The server they are connected to, by the name its clients know it by ("*" when a node on an
+    /// older build did not say).
+    var server: String {
+        switch self {
+        case .here(let c): c.server.name
+        case .elsewhere(let r): r.server.isEmpty ? "*" : r.server
+        }
+    }
     /// `nick!user@host`, as their lines carry it.
     var prefix: String {
         switch self { case .here(let c): c.prefix; case .elsewhere(let r): r.prefix }

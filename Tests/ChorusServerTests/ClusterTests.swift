@@ -122,9 +122,11 @@ final class ClusterTests: XCTestCase {
     }
 
     /// Every question about people answers for someone on another node as for someone here: ann
-    /// is on node A (away), cat beside ben on node B.
+    /// is on node A (away), cat beside ben on node B. WHO and WHOIS name the server each is on.
     func testQueriesAboutPeopleFindThemOnEveryNode() throws {
-        let n = try nodes(2)
+        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
+        let shared = "cluster-\(UUID().uuidString)"
+        let n = try ["a.chorus.test", "b.chorus.test"].map { name in try TestServer(sharing: shared) { $0.serverName = name } }
         let ann = try n[0].connect()
         try ann.register("ann")
         ann.send("AWAY :at lunch")
@@ -143,12 +145,15 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(userhost, ["ann=-", "cat=+"], "ann is away; nobody is nobody")
         ben.send("WHO ann")
         let who = try ben.collect { $0.command == "315" }.filter { $0.command == "352" }
-        XCTAssertEqual(who.map { [$0.params[5], $0.params[6], $0.params.last ?? ""] }, [["ann", "G", "0 ann Tester"]])
-        ben.send("WHO *a* %na")
+        XCTAssertEqual(who.map { [$0.params[4], $0.params[5], $0.params[6], $0.params.last ?? ""] },
+                       [["a.chorus.test", "ann", "G", "0 ann Tester"]])
+        ben.send("WHO *a* %sn")
         let whox = try ben.collect { $0.command == "315" }.filter { $0.command == "354" }
-        XCTAssertEqual(Set(whox.map { $0.params[1] }), ["ann", "cat"], "by mask, here and elsewhere: \(whox)")
+        XCTAssertEqual(Set(whox.map { [$0.params[1], $0.params[2]] }), [["a.chorus.test", "ann"], ["b.chorus.test", "cat"]],
+                       "by mask, here and elsewhere: \(whox)")
         ben.send("WHOIS ann")
         let whois = try ben.collect { $0.command == "318" }
+        XCTAssertEqual(whois.first { $0.command == "312" }?.params[2], "a.chorus.test")
         XCTAssertEqual(whois.first { $0.command == "301" }?.params.last, "at lunch")
         XCTAssertNil(whois.first { $0.command == "338" }, "ann's address is for operators and herself")
         ben.send("MONITOR + ann,nobody")

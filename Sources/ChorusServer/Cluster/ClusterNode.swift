@@ -136,7 +136,7 @@ final class ClusterNode {
         // A record handed over from a session that closed (`handOverPresence`) stays that record.
         let published = self.published[ObjectIdentifier(client)]
         return PresenceRecord(connection: published?.connection ?? "\(presence.node)#\(client.id)", node: presence.node,
-                              nick: nick, nickKey: Names.fold(nick), user: client.user, host: client.host, realname: client.realname, account: client.accountName,
+                              server: server.name, nick: nick, nickKey: Names.fold(nick), user: client.user, host: client.host, realname: client.realname, account: client.accountName,
                               away: server.awayHere(of: client), modes: modes, rooms: rooms, since: published?.since ?? client.connectedAt,
                               note: note)
     }

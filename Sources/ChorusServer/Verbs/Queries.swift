@@ -37,7 +37,7 @@ extension IRCServer {
             let flags = other.presenceFlags + (room.map { other.prefix(in: $0, multiPrefix: multi) } ?? "")
             let roomName = room?.name ?? "*"
             guard let fields else {
-                reply.numeric(.whoReply, roomName, other.user, other.host, name, other.nick, flags, "0 \(other.realname)")
+                reply.numeric(.whoReply, roomName, other.user, other.host, other.server, other.nick, flags, "0 \(other.realname)")
                 continue
             }
             var params: [String] = []
@@ -48,7 +48,7 @@ extension IRCServer {
                 case "u": params.append(other.user)
                 case "i": params.append(client.isOper || other.isConnection(client) ? other.ip ?? "255.255.255.255" : "255.255.255.255")
                 case "h": params.append(other.host)
-                case "s": params.append(name)
+                case "s": params.append(other.server)
                 case "n": params.append(other.nick)
                 case "f": params.append(flags)
                 case "d": params.append("0")
@@ -84,7 +84,7 @@ extension IRCServer {
         let w = other.nick
         reply.numeric(.whoisUser, w, other.user, other.host, "*", other.realname)
         if !visible.isEmpty { reply.numeric(.whoisChannels, w, visible.joined(separator: " ")) }
-        reply.numeric(.whoisServer, w, name, config.network)
+        reply.numeric(.whoisServer, w, other.server, config.network)
         if other.isOper { reply.numeric(.whoisOperator, w, "is an IRC operator") }
         if let away = other.away { reply.numeric(.away, w, away) }
         if let account = other.account { reply.numeric(.whoisAccount, w, account, "is logged in as") }
