@@ -11,6 +11,10 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The database stopped the transaction to break a deadlock with another process's: nothing of
     /// it was kept, and it may be run again whole.
     case deadlock
+    /// A savepoint taken `.byRunningAgain` was refused after it wrote: the transaction was left
+    /// with writes that only a real savepoint could take back alone. Nothing of it is kept; run it
+    /// again whole with `.bySavepoint`.
+    case needsSavepoints
 
     public var description: String {
         switch self {
@@ -19,6 +23,7 @@ public enum StoreError: Error, Equatable, Sendable, CustomStringConvertible {
         case .notInTransaction: "a savepoint needs a transaction"
         case .conflict(let what): "\(what) was changed elsewhere at the same moment; try again"
         case .deadlock: "the database stopped this change to let another go first; try again"
+        case .needsSavepoints: "a refused change wrote first; the batch runs again with savepoints"
         }
     }
 }
@@ -159,9 +164,21 @@ public protocol Transactional: Sendable {
     /// Reads of roles, settings, room names, time zones and jobs go through `cache` (nil: none).
     /// On a handle that is already in a transaction, `body` simply joins it.
     func transaction<T>(cache: StoreCache?, _ body: (any ChorusStorage) throws -> T) throws -> T
-    /// On a transaction's handle: runs `body` in a savepoint. When it returns false (a refused
-    /// command) or throws, what it wrote is taken back and the rest of the transaction goes on.
+    /// On a transaction's handle: runs `body` as a savepoint. When it returns false (a refused
+    /// command) or throws, what it wrote is taken back and the rest of the transaction goes on
+    /// (`.byRunningAgain`: or the whole transaction must be run again, below).
     /// When another process changed a row `body` read before `body` wrote it (`StoreError.conflict`),
     /// what it wrote is taken back and `body` runs again: it must be safe to run more than once.
-    func savepoint(_ body: () throws -> Bool) throws
+    func savepoint(_ takingBack: TakingBack, _ body: () throws -> Bool) throws
+}
+
+/// How a savepoint takes back what a refused command wrote.
+public enum TakingBack: Sendable {
+    /// A savepoint in the database around each one: a refused command is taken back alone.
+    case bySavepoint
+    /// No savepoint in the database. A refused command that wrote nothing is simply dropped (most
+    /// are refused before they write); one that did throws `StoreError.needsSavepoints`, and the
+    /// caller runs the whole transaction again `.bySavepoint`. On PostgreSQL a savepoint is a
+    /// round trip, and most of a command's time.
+    case byRunningAgain
 }

@@ -19,9 +19,10 @@ final class PostgresLink: @unchecked Sendable {
     /// open transaction). A caller that had nothing else answered may ask again elsewhere.
     private(set) var answers = 0
     private(set) var lostWithoutEffect = false
-    /// In a transaction: whether anything would need taking back (a write, or a statement that
+    /// In a transaction: how many statements would need taking back (writes, and a statement that
     /// failed and so aborted the transaction).
-    private(set) var changedTransaction = false
+    private(set) var changes = 0
+    var changedTransaction: Bool { changes > 0 }
     /// In a transaction: savepoints made and not yet released, and the number of the last one.
     private var openSavepoints = 0
     private var savepointNumber = 0
@@ -75,7 +76,7 @@ final class PostgresLink: @unchecked Sendable {
 
     private func run(_ statement: SQL) throws -> PostgresQueryResult {
         let sql = statement.numbered
-        if !sql.hasPrefix("SELECT") { changedTransaction = true }
+        if !sql.hasPrefix("SELECT") { changes += 1 }
         lostWithoutEffect = false
         // A connection the server ended (an administrator, a failover) may leave a query sent on
         // it unanswered: it is given up before asking, or while waiting once it is seen closed.
@@ -105,7 +106,7 @@ final class PostgresLink: @unchecked Sendable {
             answers += 1
             return rows
         } catch {
-            changedTransaction = true
+            changes += 1
             let failure = PostgresStoreError(error, sql: sql)
             if failure.connectionLost || connection.isClosed { broken = true }
             lostWithoutEffect = failure.sessionEnded || (broken && Self.changesNothingAlone(sql))
@@ -132,7 +133,7 @@ final class PostgresLink: @unchecked Sendable {
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
     func inTransaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN")
-        changedTransaction = false
+        changes = 0
         openSavepoints = 0
         versionsRead.removeAll(keepingCapacity: true)
         conflicted = false
@@ -155,7 +156,7 @@ final class PostgresLink: @unchecked Sendable {
     func restartTransaction() throws {
         try execute("ROLLBACK")
         try execute("BEGIN")
-        changedTransaction = false
+        changes = 0
         openSavepoints = 0
         versionsRead.removeAll(keepingCapacity: true)
     }

@@ -82,10 +82,11 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
     /// How many times a command that met another process's change to a row it read runs in all.
     static let attemptsOnConflict = 5
 
-    public func savepoint(_ body: () throws -> Bool) throws {
+    public func savepoint(_ takingBack: TakingBack, _ body: () throws -> Bool) throws {
         guard let link = connection else { throw StoreError.notInTransaction }
         for attempt in 1...Self.attemptsOnConflict {
-            let kept = try savepointOnce(link, body)
+            let kept = try takingBack == .bySavepoint || !link.changedTransaction
+                ? savepointOnce(link, body) : withoutSavepoint(link, body)
             // The locks taken before this savepoint are part of the deadlock: only running the
             // whole transaction again, after the other, can go on (`Workspace` does).
             if link.stoppedByDatabase { throw StoreError.deadlock }
@@ -131,6 +132,19 @@ public final class PostgresStore: Store, Transactional, @unchecked Sendable {
             try link.execute("RELEASE SAVEPOINT \(raw: outermost)")
         }
         return kept
+    }
+
+    /// Runs `body` in the transaction as it stands: what it wrote cannot be taken back alone, so
+    /// when it is refused (or met a conflict) after writing, the transaction must run again.
+    private func withoutSavepoint(_ link: PostgresLink, _ body: () throws -> Bool) throws -> Bool {
+        let changesBefore = link.changes
+        let kept: Bool
+        do { kept = try body() } catch { kept = false }
+        if kept && !link.conflicted { return true }
+        // A failed statement counts as a change: it aborted the transaction.
+        if link.changes != changesBefore { throw link.stoppedByDatabase ? StoreError.deadlock : StoreError.needsSavepoints }
+        forgetAll()
+        return false
     }
 
     var db: Access { Access(pool: pool, batch: connection) }

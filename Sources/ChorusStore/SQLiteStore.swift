@@ -113,8 +113,20 @@ public final class SQLiteStore: Store, Transactional, @unchecked Sendable {
         }
     }
 
-    public func savepoint(_ body: () throws -> Bool) throws {
+    public func savepoint(_ takingBack: TakingBack, _ body: () throws -> Bool) throws {
         guard let db = connection else { throw StoreError.notInTransaction }
+        if takingBack == .byRunningAgain {
+            // Rows changed counts every write that would need taking back (a statement that
+            // failed took back its own).
+            let changesBefore = db.totalChangesCount
+            let kept: Bool
+            do { kept = try body() } catch { kept = false }
+            guard !kept else { return }
+            cache?.forgetAll()
+            // An error that ended the transaction (a full disk) leaves nothing to go on in.
+            if db.totalChangesCount != changesBefore || !db.isInsideTransaction { throw StoreError.needsSavepoints }
+            return
+        }
         // Cached statements rather than GRDB's inSavepoint, which compiles its SQL each time.
         try db.run(sql: "SAVEPOINT command")
         let kept: Bool

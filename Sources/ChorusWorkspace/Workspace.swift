@@ -7,8 +7,9 @@ import Synchronization
 /// from: a bot command, a chat line or membership the IRC side keeps, a reminder that comes due.
 ///
 /// Changes run in order on one writer thread. Those waiting when the writer is free share one
-/// transaction (group commit), each command in a savepoint of its own, so a refused command takes
-/// back only itself. Nothing is announced before the commit: then each command's events go to the
+/// transaction (group commit), each command a savepoint of its own, so a refused command takes
+/// back only itself (a batch runs first without savepoints in the database, and again with them
+/// only when a refused command had written). Nothing is announced before the commit: then each command's events go to the
 /// event sinks, planned once (`Delivery`) with what the change asks of the transports (its effects),
 /// and then its outcome to whoever asked.
 public final class Workspace: @unchecked Sendable {
@@ -259,15 +260,22 @@ public final class Workspace: @unchecked Sendable {
         /// The transport's writes that failed inside the batch (the rest of it committed).
         var writeFailures: [Int: Error] = [:]
         do {
-            for attempt in 1... {
+            // Savepoints in the database only when a refused change wrote before it was refused:
+            // most are refused before they write, and on PostgreSQL each savepoint is a round trip.
+            var takingBack = TakingBack.byRunningAgain
+            var attempt = 1
+            while true {
                 results = []
                 writeFailures = [:]
                 do {
-                    try runBatch(batch, &results, &writeFailures)
+                    try runBatch(batch, takingBack, &results, &writeFailures)
                     break
+                } catch StoreError.needsSavepoints where takingBack == .byRunningAgain {
+                    takingBack = .bySavepoint
                 } catch StoreError.deadlock where attempt < Self.batchAttempts {
                     // Another process's batch went first; nothing of this one was kept: again, whole.
                     logger.info("a batch of \(batch.count) changes waited on another process's; running it again")
+                    attempt += 1
                 }
             }
             batchListener.withLock { $0 }?.call(batch.count)
@@ -326,10 +334,12 @@ public final class Workspace: @unchecked Sendable {
     /// How many times a batch the database stopped to break a deadlock is run in all.
     static let batchAttempts = 3
 
-    /// The batch in one transaction: each change in a savepoint of its own, the room lines of its
-    /// commands' events stored at the end. What each command did, and which of the transport's
-    /// writes failed (the rest of the batch is kept), go to `results` and `writeFailures`.
-    private func runBatch(_ batch: [Work], _ results: inout [(index: Int, outcome: Outcome, deliveries: [Delivery])],
+    /// The batch in one transaction: each change in a savepoint of its own (taken back as
+    /// `takingBack` says), the room lines of its commands' events stored at the end. What each
+    /// command did, and which of the transport's writes failed (the rest of the batch is kept), go
+    /// to `results` and `writeFailures`.
+    private func runBatch(_ batch: [Work], _ takingBack: TakingBack,
+                          _ results: inout [(index: Int, outcome: Outcome, deliveries: [Delivery])],
                           _ writeFailures: inout [Int: Error]) throws {
         try store.transaction(cache: freshCache) { tx in
             // The room lines of the batch's events, stored at its end in one statement run:
@@ -339,7 +349,7 @@ public final class Workspace: @unchecked Sendable {
             for (index, item) in batch.enumerated() {
                 switch item {
                 case .write(_, let work, _):
-                    try tx.savepoint {
+                    try tx.savepoint(takingBack) {
                         writeFailures[index] = nil
                         do { try work(tx); return true } catch {
                             writeFailures[index] = error
@@ -350,7 +360,7 @@ public final class Workspace: @unchecked Sendable {
                     var outcome = Outcome.notCommitted
                     var deliveries: [Delivery] = []
                     let linesBefore = roomLines.count
-                    try tx.savepoint {
+                    try tx.savepoint(takingBack) {
                         // Run again when another process changed what it read: from the start.
                         roomLines.removeSubrange(linesBefore...)
                         deliveries = []

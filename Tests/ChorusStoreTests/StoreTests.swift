@@ -282,23 +282,23 @@ final class StoreTests: XCTestCase {
         let store = try SQLiteStore(path: path)
         let t = Date()
         try store.transaction(cache: StoreCache()) { tx in
-            try tx.savepoint { (try? tx.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))) != nil }
+            try tx.savepoint(.bySavepoint) { (try? tx.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: t))) != nil }
             XCTAssertNotNil(try tx.account(named: "ann"), "a later command in the batch sees an earlier one's write")
             // A refused step is taken back whole, even the writes it made before failing; the others stand.
-            try tx.savepoint {
+            try tx.savepoint(.bySavepoint) {
                 _ = try? tx.insertAccount(Account(name: "dan", passwordHash: "y", createdAt: t))
                 return (try? tx.insertAccount(Account(name: "ANN", passwordHash: "y", createdAt: t))) != nil
             }
             // A step that throws is taken back too.
-            try tx.savepoint {
+            try tx.savepoint(.bySavepoint) {
                 _ = try tx.insertAccount(Account(name: "eve", passwordHash: "y", createdAt: t))
                 _ = try tx.insertAccount(Account(name: "ann", passwordHash: "y", createdAt: t))
                 return true
             }
-            try tx.savepoint { (try? tx.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))) != nil }
+            try tx.savepoint(.bySavepoint) { (try? tx.insertAccount(Account(name: "ben", passwordHash: "x", createdAt: t))) != nil }
         }
         XCTAssertEqual(try store.allAccounts().map(\.name), ["ann", "ben"])
-        XCTAssertThrowsError(try store.savepoint { true }, "a savepoint needs a transaction's handle")
+        XCTAssertThrowsError(try store.savepoint(.bySavepoint) { true }, "a savepoint needs a transaction's handle")
 
         struct Stop: Error {}
         XCTAssertThrowsError(try store.transaction(cache: nil) { tx in
@@ -324,7 +324,7 @@ final class StoreTests: XCTestCase {
             renamed.title = "second"
             _ = try tx.updateJob(renamed, events: [])
             XCTAssertEqual(try title(), "second", "a later command sees the change")
-            try tx.savepoint {
+            try tx.savepoint(.bySavepoint) {
                 var taken = renamed
                 taken.title = "refused"
                 _ = try? tx.updateJob(taken, events: [])
@@ -437,7 +437,7 @@ final class StoreTests: XCTestCase {
             XCTAssertEqual(try tx.roomSettings("#c").visibility, .own)
 
             // A refused command's writes are taken back, and so is what was read of them.
-            try tx.savepoint {
+            try tx.savepoint(.bySavepoint) {
                 try? tx.setTimeZone("Asia/Tokyo", of: "ann")
                 XCTAssertEqual(try? tx.timeZone(of: "ann"), "Asia/Tokyo")
                 return false

@@ -184,7 +184,8 @@ final class WorkspaceTests: XCTestCase {
     }
 
     /// Commands waiting while the writer is busy share one transaction (they see one handle), and a
-    /// refused one takes back only its own writes; its events are never announced.
+    /// refused one takes back only its own writes; its events are never announced. The batch runs
+    /// without savepoints first; the refused command wrote, so it runs again with them.
     func testWaitingCommandsShareOneTransactionAndARefusalIsTakenBackAlone() throws {
         let handles = Mutex<[ObjectIdentifier]>([])
         let outcomes = runInOneBatch((0..<3).map { i in
@@ -196,8 +197,8 @@ final class WorkspaceTests: XCTestCase {
             }
         })
         let seen = handles.withLock { $0 }
-        XCTAssertEqual(seen.count, 3)
-        XCTAssertEqual(Set(seen).count, 1, "one transaction for the three")
+        XCTAssertEqual(seen.count, 5, "two commands, then the batch again with savepoints")
+        XCTAssertEqual(Set(seen.suffix(3)).count, 1, "one transaction for the three")
         XCTAssertEqual(outcomes.map(\.refused), [false, true, false])
         var inFlat = JobFilter()
         inFlat.rooms = ["#flat"]
@@ -396,8 +397,10 @@ final class WorkspaceTests: XCTestCase {
         XCTAssertEqual(outcomes.map(\.refused), [false, false, false], "\(outcomes.map(\.replies))")
         XCTAssertEqual(runs.withLock { $0 }, 2)
         XCTAssertEqual(try store.job(1)?.tasks.map(\.text), ["buy paint", "tape the edges"])
-        XCTAssertEqual(try store.job(2)?.title, "Sweep")
-        XCTAssertEqual(try store.job(3)?.title, "Mop")
+        // The batch ran again whole, with savepoints: on PostgreSQL the first run's ids are not given again.
+        var inFlat = JobFilter()
+        inFlat.rooms = ["#flat"]
+        XCTAssertEqual(try store.jobs(inFlat).map(\.title).sorted(), ["Mop", "Paint the hall", "Sweep"])
         let taskLines = sink.all.flatMap(\.deliveries).compactMap { $0.event.data["text"] }
         XCTAssertEqual(taskLines, ["tape the edges"], "announced once")
         XCTAssertEqual(try store.history(of: "#flat", .latest(after: nil, limit: 10)).count, 4, "one room line each")
