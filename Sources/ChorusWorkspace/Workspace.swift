@@ -342,9 +342,7 @@ public final class Workspace: @unchecked Sendable {
                           _ results: inout [(index: Int, outcome: Outcome, deliveries: [Delivery])],
                           _ writeFailures: inout [Int: Error]) throws {
         try store.transaction(cache: freshCache) { tx in
-            // The room lines of the batch's events, stored at its end in one statement run:
-            // one call per line cost more than the insert itself.
-            var roomLines: [HistoryEntry] = []
+            var tail = BatchTail()
             let boards = Boards(store: tx, timeZone: settings.timeZone, now: now)
             for (index, item) in batch.enumerated() {
                 switch item {
@@ -359,18 +357,19 @@ public final class Workspace: @unchecked Sendable {
                 case .command(let command, _, _):
                     var outcome = Outcome.notCommitted
                     var deliveries: [Delivery] = []
-                    let linesBefore = roomLines.count
+                    let before = tail.mark
                     try tx.savepoint(takingBack) {
                         // Run again when another process changed what it read: from the start.
-                        roomLines.removeSubrange(linesBefore...)
+                        tail.takeBack(to: before)
                         deliveries = []
                         outcome = command.run(on: boards)
                         guard !outcome.refused else { return false }
                         do {
-                            deliveries = try plan(outcome, tx, lines: &roomLines)
+                            deliveries = try plan(outcome, tx, &tail)
                             return true
                         } catch {
                             logger.error("could not store a command's events: \(error)")
+                            tail.takeBack(to: before)
                             outcome = .notCommitted
                             return false
                         }
@@ -380,14 +379,32 @@ public final class Workspace: @unchecked Sendable {
                     preconditionFailure("reads run between batches")
                 }
             }
-            try tx.appendHistory(roomLines)
+            if !tail.bus.isEmpty, let others = otherProcesses.withLock({ $0 }) { try others.post(tail.bus, in: tx) }
+            try tx.appendHistory(tail.lines)
+        }
+    }
+
+    /// What a batch's commands leave to be stored at its end, each kind in one statement: the room
+    /// lines of their events (one call per line cost more than the insert itself), and the bot's
+    /// direct lines for people on other processes (a post is two round trips on PostgreSQL, and
+    /// holds the log's lock from then to the commit).
+    private struct BatchTail {
+        var lines: [HistoryEntry] = []
+        var bus: [BusMessage] = []
+
+        var mark: (lines: Int, bus: Int) { (lines.count, bus.count) }
+
+        /// Drops what was added since `mark`: a command taken back, or run again.
+        mutating func takeBack(to mark: (lines: Int, bus: Int)) {
+            lines.removeSubrange(mark.lines...)
+            bus.removeSubrange(mark.bus...)
         }
     }
 
     /// Decides, once, how each event of a command reaches people, and makes each room line, which
     /// the batch stores in its own transaction: a line people read in history was committed with
     /// its event.
-    private func plan(_ outcome: Outcome, _ tx: any ChorusStorage, lines: inout [HistoryEntry]) throws -> [Delivery] {
+    private func plan(_ outcome: Outcome, _ tx: any ChorusStorage, _ tail: inout BatchTail) throws -> [Delivery] {
         let deliveries = try outcome.events.map { event -> Delivery in
             let audience = Audience(event)
             var roomLine: HistoryEntry?
@@ -400,7 +417,7 @@ public final class Workspace: @unchecked Sendable {
                                         source: settings.serviceSource, account: settings.serviceNick, target: name,
                                         text: words.text, clientTags: words.serializedTags,
                                         audience: event.audience.map { $0.map(Account.key) })
-                lines.append(line)
+                tail.lines.append(line)
                 roomLine = line
             }
             // A personal job's event has no room to be heard in: its actor is told directly. An
@@ -419,20 +436,20 @@ public final class Workspace: @unchecked Sendable {
             if !queued.isEmpty { try tx.queueEvent(event.id, for: queued) }
             let delivery = Delivery(event: event, audience: audience, roomLine: roomLine, tags: tags, direct: direct,
                                     queued: Set(queued), actorTimeZone: outcome.timeZone)
-            try tellOtherProcesses(delivery, tx)
+            tail.bus += try linesForOtherProcesses(delivery, tx)
             return delivery
         }
         return deliveries
     }
 
-    /// The direct lines of `delivery` for people connected to other processes, posted to those
-    /// processes in the transaction. Each one leaves it out for a person who heard the room's line
-    /// there (`RelayedLine.StandIn`); this process tells its own connections after the commit.
-    private func tellOtherProcesses(_ delivery: Delivery, _ tx: any ChorusStorage) throws {
+    /// The direct lines of `delivery` for people connected to other processes, which the batch
+    /// posts to those processes in its transaction. Each one leaves it out for a person who heard
+    /// the room's line there (`RelayedLine.StandIn`); this process tells its own connections after the commit.
+    private func linesForOtherProcesses(_ delivery: Delivery, _ tx: any ChorusStorage) throws -> [BusMessage] {
         // Most events tell nobody directly: they pay for nothing here (nor on SQLite, with no others).
-        guard !delivery.direct.isEmpty, let connected, let others = otherProcesses.withLock({ $0 }) else { return }
+        guard !delivery.direct.isEmpty, let connected, otherProcesses.withLock({ $0 }) != nil else { return [] }
         let keys = connected.connectedElsewhere(among: delivery.direct.filter { !delivery.queued.contains($0) })
-        guard !keys.isEmpty else { return }
+        guard !keys.isEmpty else { return [] }
         let event = delivery.event, t = now()
         let words: RoomLineWords
         if let line = delivery.roomLine {
@@ -440,7 +457,7 @@ public final class Workspace: @unchecked Sendable {
         } else {
             words = wording.directLine(event, roomName: try event.room.flatMap { try tx.roomName($0) })
         }
-        let messages = keys.map { key in
+        return keys.map { key in
             let standIn = delivery.roomLine.map {
                 RelayedLine.StandIn(room: $0.conversation, membersHear: delivery.reaches(account: key, isManager: false))
             }
@@ -448,29 +465,6 @@ public final class Workspace: @unchecked Sendable {
                                                account: settings.serviceNick, target: key, text: words.text,
                                                clientTags: words.serializedTags, standsInFor: standIn))
         }
-        try others.post(messages, in: tx)
-    }
-}
-
-/// The reminders due now, as a command: they are changes (a chore remembers it reminded) with
-/// events, and go through the same door and sinks as anything typed.
-struct FireDue: WorkspaceCommand {
-    let interval: TimeInterval
-
-    func run(on boards: Boards) -> Outcome {
-        do {
-            return Outcome(events: try boards.fireDue(remindEvery: interval))
-        } catch {
-            return .refusal("could not fire what is due: \(error)")
-        }
-    }
-}
-
-extension Event {
-    /// Whether the event may move what comes due next (a chore's turn or schedule, a request's window).
-    var changesWhatComesDue: Bool {
-        type.hasPrefix("chore.") || type.hasPrefix("turn.") || type.hasPrefix("member.") || type.hasPrefix("request.")
-            || type.hasPrefix("time.")
     }
 }
 
