@@ -63,7 +63,7 @@ public struct Bot: Sendable {
         var inv = invocation
         inv.serverTimeZone = invocation.timeZone
         // Times are read and shown in the asker's own time zone when they set one (!tz).
-        if let id = try? board.store.timeZone(of: inv.account), let zone = TimeZone(identifier: id) { inv.timeZone = zone }
+        if let id = try? board.store.timeZone(of: inv.account, readingRoleIn: inv.room?.key), let zone = TimeZone(identifier: id) { inv.timeZone = zone }
         let body = text.dropFirst().drop(while: { $0 == " " })
         let verbEnd = body.firstIndex(of: " ") ?? body.endIndex
         let verb = body[..<verbEnd].lowercased()

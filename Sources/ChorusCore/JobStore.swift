@@ -45,6 +45,10 @@ public protocol JobStore: Sendable {
 
     /// The account's time zone identifier (`Europe/Paris`), nil for the server's.
     func timeZone(of account: String) throws -> String?
+    /// `timeZone(of:)`; on a transaction's handle also the account's role in `room`, read in the
+    /// same statement and kept for the checks that follow: nearly every command in a room reads
+    /// both, and on PostgreSQL each read is a round trip.
+    func timeZone(of account: String, readingRoleIn room: String?) throws -> String?
     func setTimeZone(_ identifier: String?, of account: String) throws
 
     /// Events that go with no other change of this protocol's (a member added to a room).

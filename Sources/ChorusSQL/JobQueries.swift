@@ -208,6 +208,27 @@ extension SQLJobStore {
         return try cache.timeZone(Account.key(account), read: read)
     }
 
+    public func timeZone(of account: String, readingRoleIn room: String?) throws -> String? {
+        let key = Account.key(account)
+        guard let cache, let room else { return try timeZone(of: account) }
+        if let known = cache.with({ $0.timeZones[key] }) { return known }
+        let roleKey = StoreCache.Entries.roleKey(account, room)
+        guard cache.with({ $0.roles[roleKey] }) == nil else { return try timeZone(of: account) }
+        let row = try reading { c in
+            try c.rows("""
+                SELECT (SELECT time_zone FROM account_settings WHERE account = \(key)) AS time_zone,
+                  (SELECT role FROM memberships WHERE room = \(Account.key(room)) AND account = \(key)) AS role
+                """).first
+        }
+        let zone: String? = try row?.string("time_zone")
+        let role = try (row?.string("role") as String?).flatMap(Role.init(rawValue:))
+        cache.with {
+            $0.timeZones[key] = .some(zone)
+            $0.roles[roleKey] = .some(role)
+        }
+        return zone
+    }
+
     public func setTimeZone(_ identifier: String?, of account: String) throws {
         try writing { c in
             try c.run("""

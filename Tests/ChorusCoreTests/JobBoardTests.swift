@@ -26,6 +26,29 @@ final class JobBoardTests: XCTestCase {
         try store.saveMembership(Membership(room: "#other", account: "outsider", role: .manager, since: t0))
     }
 
+    /// A command's first read: the asker's time zone, and in the same statement their role in the
+    /// room, which the checks after it then find in the transaction's cache.
+    func testATimeZoneReadWithTheRoleKeepsTheRoleForTheChecksThatFollow() throws {
+        try store.setTimeZone("Europe/Paris", of: "mona")
+        let cache = StoreCache()
+        try store.transaction(cache: cache) { tx in
+            XCTAssertEqual(try tx.timeZone(of: "Mona", readingRoleIn: "#SHOP"), "Europe/Paris")
+            XCTAssertEqual(cache.with { $0.roles[StoreCache.Entries.roleKey("mona", "#shop")] }, .some(.manager))
+            XCTAssertNil(try tx.timeZone(of: "mel", readingRoleIn: "#shop"), "no zone of her own")
+            XCTAssertEqual(cache.with { $0.roles[StoreCache.Entries.roleKey("mel", "#shop")] }, .some(.member))
+            XCTAssertNil(try tx.timeZone(of: "max", readingRoleIn: "#other"))
+            XCTAssertEqual(cache.with { $0.roles[StoreCache.Entries.roleKey("max", "#other")] }, .some(nil), "not a member there, kept too")
+            XCTAssertNil(try tx.role(of: "max", in: "#other"))
+            // Once the zone is known, a read for another room reads no role.
+            XCTAssertEqual(try tx.timeZone(of: "mona", readingRoleIn: "#other"), "Europe/Paris")
+            XCTAssertNil(cache.with { $0.roles[StoreCache.Entries.roleKey("mona", "#other")] })
+            XCTAssertEqual(try tx.role(of: "mona", in: "#other"), nil)
+            XCTAssertNil(try tx.timeZone(of: "outsider", readingRoleIn: nil), "no room: the zone alone")
+            XCTAssertNil(cache.with { $0.roles[StoreCache.Entries.roleKey("outsider", "#other")] })
+        }
+        XCTAssertEqual(try store.timeZone(of: "mona", readingRoleIn: "#shop"), "Europe/Paris", "outside a transaction: no cache")
+    }
+
     func testLifecycleAndStatusMachine() throws {
         let created = try board.add(title: "Restock shelves", in: "#shop", by: "mona")
         let id = created.job!.id
