@@ -271,6 +271,7 @@ public final class Workspace: @unchecked Sendable {
                     try runBatch(batch, takingBack, &results, &writeFailures)
                     break
                 } catch StoreError.needsSavepoints where takingBack == .byRunningAgain {
+                    logger.debug("a batch of \(batch.count) changes runs again with savepoints: a refused one had written")
                     takingBack = .bySavepoint
                 } catch StoreError.deadlock where attempt < Self.batchAttempts {
                     // Another process's batch went first; nothing of this one was kept: again, whole.
