@@ -28,10 +28,16 @@ extension Bot {
             _ = args.next()
             successor = try account(next, inv)
         }
+        let notAReassignment = UsageError("@nick names who takes over a job; ask \(id) is not a reassignment")
+        // Refused before the ask is answered, when the asker may answer it: nothing to take back.
+        if successor != nil, let ask = try board.store.ask(id), ask.state == .open, ask.kind != .reassign,
+           try board.store.role(of: inv.account, in: ask.room) == .manager {
+            throw notAReassignment
+        }
         let (ask, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
         var result = Outcome(events: [event])
         guard approve, ask.kind == .reassign, let jobID = ask.job else {
-            if successor != nil { throw UsageError("@nick names who takes over a job; ask \(id) is not a reassignment") }
+            if successor != nil { throw notAReassignment }
             return result
         }
         // Granting a reassignment releases the asker: the job goes to the named member, or back to
