@@ -30,9 +30,10 @@ extension Bot {
         }
         let notAReassignment = UsageError("@nick names who takes over a job; ask \(id) is not a reassignment")
         // Refused before the ask is answered, when the asker may answer it: nothing to take back.
-        if successor != nil, let ask = try board.store.ask(id), ask.state == .open, ask.kind != .reassign,
+        if let successor, let ask = try board.store.ask(id), ask.state == .open,
            try board.store.role(of: inv.account, in: ask.room) == .manager {
-            throw notAReassignment
+            guard ask.kind == .reassign else { throw notAReassignment }
+            guard try board.store.role(of: successor, in: ask.room) != nil else { throw JobError.notAMember(successor, room: ask.room) }
         }
         let (ask, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
         var result = Outcome(events: [event])
