@@ -3,7 +3,9 @@ import ChorusIRC
 @testable import ChorusPostgres
 @testable import ChorusServer
 import ChorusTestSupport
+import ChorusWorkspace
 import Foundation
+import Synchronization
 import XCTest
 
 /// The bus between nodes (`BusMessage`): what one node tells another that no one's history keeps,
@@ -96,5 +98,52 @@ final class ClusterBusTests: XCTestCase {
         XCTAssertEqual(posted.targets, ["ben"])
         let due = try ben.expect("the reminder, from node A") { $0.command == "NOTICE" && $0.params.first == "ben" }
         XCTAssertTrue(due.params[1].hasPrefix("Your turn: dishes in #flat"), due.params[1])
+    }
+
+    /// A batch whose later command is refused after writing runs again with savepoints; the direct
+    /// line an earlier command of it posts for someone on another node is on the bus once, and
+    /// the refused command's job is not kept.
+    func testABatchThatRunsAgainPostsItsDirectLinesForOtherNodesOnce() throws {
+        let (_, a, b, ann, ben) = try ClusterTests.bensTurnOnAnotherNode()
+        defer { withExtendedLifetime((b, ann)) {} }
+        struct Change: WorkspaceCommand {
+            let body: @Sendable (Boards) throws -> Outcome
+            func run(on boards: Boards) -> Outcome {
+                do { return try body(boards) } catch { return .refusal("\(error)") }
+            }
+        }
+        let workspace = a.server.workspace
+        let gate = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        workspace.afterWrites({ _ in holding.signal(); gate.wait() }, done: { _ in })
+        XCTAssertEqual(holding.wait(timeout: .now() + 5), .success)
+        let finished = DispatchGroup()
+        let refused = Mutex<[Bool]>([])
+        for body: @Sendable (Boards) throws -> Outcome in [
+            { Outcome(events: try $0.jobs.add(title: "Fix the tap", assignee: "ben", in: "#flat", by: "ann").events) },
+            { boards in
+                _ = try boards.jobs.add(title: "Never kept", in: "#flat", by: "ann")
+                return .refusal("no, after writing")
+            },
+        ] {
+            finished.enter()
+            workspace.run(Change(body: body)) { outcome in
+                refused.withLock { $0.append(outcome.refused) }
+                finished.leave()
+            }
+        }
+        gate.signal()
+        XCTAssertEqual(finished.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(refused.withLock { $0 }, [false, true])
+        let store = try XCTUnwrap(a.server.store as? PostgresStore)
+        let posted = try store.db.read { link in
+            try link.query("SELECT body->>'target' FROM bus WHERE kind = 'line' AND body->>'text' LIKE '%Fix the tap%'")
+                .map { try $0.string(0) as String }
+        }
+        XCTAssertEqual(posted, ["ben"], "posted once, though the batch ran twice")
+        var inFlat = JobFilter()
+        inFlat.rooms = ["#flat"]
+        XCTAssertEqual(try store.jobs(inFlat).map(\.title), ["Fix the tap"])
+        let line = try ben.expect("the room line, from node A") { $0.command == "NOTICE" && $0.params.last?.contains("Fix the tap") == true }
+        XCTAssertEqual(line.params.first, "#flat")
     }
 }
