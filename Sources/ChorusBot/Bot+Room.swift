@@ -61,7 +61,7 @@ extension Bot {
         guard !open.isEmpty else { return Outcome(replies: ["No open asks in \(room.name)."]) }
         let t = text(inv)
         return Outcome(replies: ["Open asks in \(room.name):"] + open.map { r in
-            let what = r.kind == .reassign ? "reassign job \(r.job ?? 0)" : "more work"
+            let what = r.kind == .reassign ? "reassignment of job \(r.job ?? 0)" : "more work"
             return "  \(r.id). \(r.by) asks for \(what)" + (r.reason.isEmpty ? "" : ": \(r.reason)") + " (\(t.short(r.at)))"
         })
     }
