@@ -17,6 +17,9 @@ public enum BusMessage: Equatable, Sendable {
     /// their reason, when it takes the member's connections out. It does nothing by itself: a KICK
     /// the room's rules refuse ends nothing.
     case removal(PresenceOrder)
+    /// An operator's KILL of someone connected to the node that reads it: it ends every session
+    /// under the nick there, as a KILL given on that node would.
+    case kill(KillOrder)
 }
 
 /// A line the receiving node delivers as it is and no one's history keeps: a TAGMSG, a line to a
@@ -93,6 +96,24 @@ public struct PresenceOrder: Codable, Equatable, Sendable {
     }
 }
 
+/// An operator's KILL of someone connected to another node.
+public struct KillOrder: Codable, Equatable, Sendable {
+    /// Whom it ends, by nick.
+    public var nick: String
+    /// What the person and their rooms read (`Killed (oper (why))`).
+    public var reason: String
+    /// The operator's prefix.
+    public var source: String
+    public var time: Date
+
+    public init(nick: String, reason: String, source: String, time: Date) {
+        self.nick = nick
+        self.reason = reason
+        self.source = source
+        self.time = time
+    }
+}
+
 extension BusMessage {
     /// The message's kind, as the log's `kind` column names it.
     public var kind: String {
@@ -101,6 +122,7 @@ extension BusMessage {
         case .kick: return "kick"
         case .invite: return "invite"
         case .removal: return "removal"
+        case .kill: return "kill"
         }
     }
 
@@ -123,6 +145,7 @@ extension BusMessage {
         switch self {
         case .line(let line): return try encoder.encode(line)
         case .kick(let order), .invite(let order), .removal(let order): return try encoder.encode(order)
+        case .kill(let order): return try encoder.encode(order)
         }
     }
 
@@ -134,6 +157,7 @@ extension BusMessage {
         case "kick": self = .kick(try decoder.decode(PresenceOrder.self, from: body))
         case "invite": self = .invite(try decoder.decode(PresenceOrder.self, from: body))
         case "removal": self = .removal(try decoder.decode(PresenceOrder.self, from: body))
+        case "kill": self = .kill(try decoder.decode(KillOrder.self, from: body))
         default: return nil
         }
     }

@@ -28,13 +28,25 @@ extension IRCServer {
     func handleKill(_ reply: Reply, _ m: Message) {
         let client = reply.client
         guard client.isOper else { return reply.numeric(.noPrivileges, "Permission Denied- You're not an IRC operator") }
-        guard let target = registry.client(nick: m.params[0]) else { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
         let reason = "Killed (\(client.nick) (\(m.params[1])))"
-        logger.notice("KILL \(target.prefix) by \(client.prefix): \(m.params[1])")
-        // Every session under the nick; the first last, so the rooms hear one QUIT.
+        let here = registry.client(nick: m.params[0]), elsewhere = remote.user(nick: m.params[0])
+        guard here != nil || elsewhere != nil else { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
+        // Sessions under the nick on other nodes: theirs ends them, and the QUIT comes back as presence.
+        if let elsewhere {
+            logger.notice("KILL \(elsewhere.nick) on \(elsewhere.server) by \(client.prefix): \(m.params[1])")
+            cluster?.post(.kill(KillOrder(nick: elsewhere.nick, reason: reason, source: client.prefix, time: now())))
+        }
+        if let here {
+            logger.notice("KILL \(here.prefix) by \(client.prefix): \(m.params[1])")
+            kill(here, reason: reason, reply: reply)
+        }
+    }
+
+    /// Ends every session under `target`'s nick; the first last, so the rooms hear one QUIT.
+    func kill(_ target: Client, reason: String, reply: Reply?) {
         for session in registry.sharing(target).reversed() {
             session.quitReason = reason
-            if session === client { reply.finish() }
+            if session === reply?.client { reply?.finish() }
             disconnect(session, reason: reason)
         }
     }
