@@ -150,19 +150,9 @@ final class ClusterBusTests: XCTestCase {
     /// An operator's KILL of someone connected to another node ends them there: they read the
     /// KILL's reason, and the room on the operator's node hears their QUIT with it.
     func testAnOperatorsKillReachesSomeoneOnAnotherNode() throws {
-        try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
         let hash = try PasswordHasher(logRounds: 4).hash("oper-secret")
-        let shared = "cluster-\(UUID().uuidString)"
-        let configure = { (config: inout ServerConfig) in config.operators = [.init(name: "root", passwordHash: hash)] }
-        let a = try TestServer(sharing: shared, configure: configure), b = try TestServer(sharing: shared, configure: configure)
-        try a.addAccount("ann", "ann-password")
-        try a.addAccount("ben", "ben-password")
-        try b.server.reloadAccountKeys()
-        let ann = try a.connect(as: "ann")
-        try ann.join("#flat")
-        let ben = try b.connect(as: "ben")
-        try ben.join("#flat")
-        try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        let (a, b, ann, ben) = try ClusterTests.annAndBenInFlatOnTwoNodes { $0.operators = [.init(name: "root", passwordHash: hash)] }
+        defer { withExtendedLifetime((a, b)) {} }
         ann.send("KILL ben :spamming")
         try ann.expect(command: "481")
         ann.send("OPER root oper-secret")

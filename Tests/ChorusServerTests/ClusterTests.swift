@@ -359,13 +359,15 @@ final class ClusterTests: XCTestCase {
 
     /// Nodes A and B on a clock of the test's, ann on A and ben on B in #flat, and ben's turn for
     /// the dishes at 20:00 every day, made on node A at 09:00.
-    static func bensTurnOnAnotherNode() throws -> (ReminderTests.Clock, TestServer, TestServer, TestClient, TestClient) {
+    /// Two nodes on one schema: ann on node A and ben on node B, both in #flat, and node A has seen
+    /// ben's JOIN.
+    static func annAndBenInFlatOnTwoNodes(now: @escaping @Sendable () -> Date = Date.init,
+                                          configure: @escaping (inout ServerConfig) -> Void = { _ in })
+        throws -> (TestServer, TestServer, TestClient, TestClient) {
         try XCTSkipUnless(TestStore.onPostgres, "servers share a database on PostgreSQL only (CHORUS_TEST_STORE=postgres)")
-        let clock = ReminderTests.Clock()
         let shared = "cluster-\(UUID().uuidString)"
-        let configure = { (config: inout ServerConfig) in config.timeZone = TimeZone(identifier: "UTC")! }
-        let a = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
-        let b = try TestServer(now: { clock.now }, sharing: shared, configure: configure)
+        let a = try TestServer(now: now, sharing: shared, configure: configure)
+        let b = try TestServer(now: now, sharing: shared, configure: configure)
         try a.addAccount("ann", "ann-password")
         try a.addAccount("ben", "ben-password")
         try b.server.reloadAccountKeys()
@@ -373,8 +375,14 @@ final class ClusterTests: XCTestCase {
         try ann.join("#flat")
         let ben = try b.connect(as: "ben")
         try ben.join("#flat")
-        // Node A must know ben is in #flat, or it tells him of his turn directly as well.
         try ann.expect("ben's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("ben!") == true }
+        return (a, b, ann, ben)
+    }
+
+    static func bensTurnOnAnotherNode() throws -> (ReminderTests.Clock, TestServer, TestServer, TestClient, TestClient) {
+        let clock = ReminderTests.Clock()
+        // Node A must know ben is in #flat, or it tells him of his turn directly as well.
+        let (a, b, ann, ben) = try annAndBenInFlatOnTwoNodes(now: { clock.now }) { $0.timeZone = TimeZone(identifier: "UTC")! }
         ann.send("PRIVMSG #flat :!chore add dishes every day at 20:00 among ben")
         try ben.expect("the turn, from node A") { $0.params.last?.hasPrefix("It is ben's turn for dishes") == true }
         return (clock, a, b, ann, ben)
