@@ -62,6 +62,6 @@ enum Verbs {
         "WEBPUSH": Verb(1, IRCServer.handleWebpush),
         // Operators (Verbs/Operators.swift)
         "OPER": Verb(2, IRCServer.handleOper),
-        "KILL": Verb(2, IRCServer.handleKill),
+        "KILL": Verb(1, IRCServer.handleKill),
     ]
 }

@@ -264,6 +264,13 @@ final class AccountTests: XCTestCase {
         o.send("KILL spammer :spamming")
         let error = try victim.expect(command: "ERROR")
         XCTAssertTrue(error.params[0].contains("Killed (admin (spamming))"))
+        // Without a reason (as Ergo allows), and with none at all: 461.
+        let quiet = try server.connect()
+        try quiet.register("quiet")
+        o.send("KILL quiet")
+        XCTAssertTrue(try quiet.expect(command: "ERROR").params[0].contains("Killed (admin (no reason given))"))
+        o.send("KILL")
+        try o.expect(command: "461")
 
         // LUSERS keeps count of invisible users and operators as they change, come and go.
         let shy = try server.connect()

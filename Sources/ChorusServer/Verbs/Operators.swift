@@ -24,20 +24,21 @@ extension IRCServer {
         }
     }
 
-    // KILL <nick> :<reason>
+    // KILL <nick> [:<reason>]   (the reason may be left out, as Ergo allows)
     func handleKill(_ reply: Reply, _ m: Message) {
         let client = reply.client
         guard client.isOper else { return reply.numeric(.noPrivileges, "Permission Denied- You're not an IRC operator") }
-        let reason = "Killed (\(client.nick) (\(m.params[1])))"
+        let why = m.params.count > 1 && !m.params[1].isEmpty ? m.params[1] : "no reason given"
+        let reason = "Killed (\(client.nick) (\(why)))"
         let here = registry.client(nick: m.params[0]), elsewhere = remote.user(nick: m.params[0])
         guard here != nil || elsewhere != nil else { return reply.numeric(.noSuchNick, m.params[0], "No such nick") }
         // Sessions under the nick on other nodes: theirs ends them, and the QUIT comes back as presence.
         if let elsewhere {
-            logger.notice("KILL \(elsewhere.nick) on \(elsewhere.server) by \(client.prefix): \(m.params[1])")
+            logger.notice("KILL \(elsewhere.nick) on \(elsewhere.server) by \(client.prefix): \(why)")
             cluster?.post(.kill(KillOrder(nick: elsewhere.nick, reason: reason, source: client.prefix, time: now())))
         }
         if let here {
-            logger.notice("KILL \(here.prefix) by \(client.prefix): \(m.params[1])")
+            logger.notice("KILL \(here.prefix) by \(client.prefix): \(why)")
             kill(here, reason: reason, reply: reply)
         }
     }
