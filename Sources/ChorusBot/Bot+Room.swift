@@ -28,19 +28,9 @@ extension Bot {
             _ = args.next()
             successor = try account(next, inv)
         }
-        let notAReassignment = UsageError("@nick names who takes over a job; ask \(id) is not a reassignment")
-        // Refused before the ask is answered, when the asker may answer it: nothing to take back.
-        if let successor, let ask = try board.store.ask(id), ask.state == .open,
-           try board.store.role(of: inv.account, in: ask.room) == .manager {
-            guard ask.kind == .reassign else { throw notAReassignment }
-            guard try board.store.role(of: successor, in: ask.room) != nil else { throw JobError.notAMember(successor, room: ask.room) }
-        }
-        let (ask, event) = try board.decide(id, approve: approve, note: args.rest(), by: inv.account)
+        let (ask, event) = try board.decide(id, approve: approve, note: args.rest(), handOverTo: successor, by: inv.account)
         var result = Outcome(events: [event])
-        guard approve, ask.kind == .reassign, let jobID = ask.job else {
-            if successor != nil { throw notAReassignment }
-            return result
-        }
+        guard approve, ask.kind == .reassign, let jobID = ask.job else { return result }
         // Granting a reassignment releases the asker: the job goes to the named member, or back to
         // unassigned for anyone to take. If it has moved on since the ask, it is left alone.
         let job = try board.store.job(jobID)

@@ -368,10 +368,19 @@ public struct JobBoard: Sendable {
         return try store.insertAsk(Ask(room: room, kind: kind, job: id, by: actor, reason: reason, at: t), event: e)
     }
 
-    public func decide(_ askID: Int64, approve: Bool, note: String, by actor: String) throws -> (Ask, Event) {
+    /// Answers an open ask. `successor`: who takes over the job of an approved reassignment, checked
+    /// before anything is written (the caller then assigns the job).
+    public func decide(_ askID: Int64, approve: Bool, note: String, handOverTo successor: String? = nil,
+                       by actor: String) throws -> (Ask, Event) {
         guard var ask = try store.ask(askID), ask.state == .open,
               let role = try store.role(of: actor, in: ask.room) else { throw JobError.noSuchAsk(askID) }
         guard role == .manager else { throw JobError.notAllowed("Only managers answer asks") }
+        if let successor {
+            guard ask.kind == .reassign else {
+                throw JobError.invalid("@nick names who takes over a job; ask \(askID) is not a reassignment")
+            }
+            try requireMember(successor, ask.room)
+        }
         ask.state = approve ? .approved : .denied
         ask.decidedBy = actor
         var data = ["kind": ask.kind.rawValue, "ask": String(askID), "state": ask.state.rawValue, "by": ask.by]

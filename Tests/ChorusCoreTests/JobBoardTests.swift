@@ -168,6 +168,16 @@ final class JobBoardTests: XCTestCase {
         let (ask, event) = try board.ask(.reassign, job: id, reason: "exams", in: "#shop", by: "mel")
         XCTAssertEqual(event.data["ask"], String(ask.id))
         XCTAssertThrowsError(try board.decide(ask.id, approve: true, note: "", by: "mel"))
+        // A successor is checked before the ask is answered: it stays open.
+        XCTAssertThrowsError(try board.decide(ask.id, approve: true, note: "", handOverTo: "outsider", by: "mona")) {
+            XCTAssertEqual("\($0)", JobError.notAMember("outsider", room: "#shop").description)
+        }
+        XCTAssertEqual(try store.ask(ask.id)?.state, .open)
+        let (work, _) = try board.ask(.work, job: nil, reason: "", in: "#shop", by: "mel")
+        XCTAssertThrowsError(try board.decide(work.id, approve: true, note: "", handOverTo: "mel", by: "mona")) {
+            XCTAssertEqual("\($0)", "@nick names who takes over a job; ask \(work.id) is not a reassignment")
+        }
+        XCTAssertEqual(try store.ask(work.id)?.state, .open)
         XCTAssertEqual(try board.openAsks(in: "#shop", by: "max").count, 0, "members see only their own asks")
         let (decided, _) = try board.decide(ask.id, approve: false, note: "sorry", by: "mona")
         XCTAssertEqual(decided.state, .denied)
