@@ -217,8 +217,8 @@ extension PostgresStore: SharedLog {
             // The clock and the rooms in one round trip: a row even when no room changed.
             let rows = try link.query("""
                 SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint, r.room, r.changed FROM (SELECT 1) one
-                LEFT JOIN LATERAL (SELECT room, changed FROM room_changes
-                                   WHERE changed > \(since ?? Int64.max) AND node IS DISTINCT FROM \(pool.node) ORDER BY changed) r ON true
+                LEFT JOIN LATERAL (SELECT room, max(changed) AS changed FROM room_changes
+                                   WHERE changed > \(since ?? Int64.max) AND node <> \(pool.node) GROUP BY room ORDER BY 2) r ON true
                 """)
             let now: Int64 = try rows.first?.int64(0) ?? 0
             let rooms = try rows.compactMap { row -> (room: String, changed: Int64)? in

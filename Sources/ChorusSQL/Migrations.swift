@@ -473,5 +473,15 @@ public enum Migrations {
         Migration(30, "v30: a presence row names its server", postgres: """
             ALTER TABLE presence ADD COLUMN server TEXT COLLATE "C" NOT NULL DEFAULT ''
             """),
+        // A room's last change by each node, where v20 kept the last change only: a node that
+        // changed a room right after another node did wrote its own name over the other's change,
+        // and passing over its own changes it never read the other's. A row older than ten minutes
+        // is of no use to a reader (each looks back 30 s from its last look) and goes when its
+        // room changes again.
+        Migration(31, "v31: each node's last change of a room", postgres: """
+            UPDATE room_changes SET node = '' WHERE node IS NULL;
+            ALTER TABLE room_changes DROP CONSTRAINT room_changes_pkey, ALTER COLUMN node SET NOT NULL, ADD PRIMARY KEY (room, node);
+            CREATE OR REPLACE FUNCTION chorus_room_changed() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE changed_room TEXT; stamp BIGINT := (extract(epoch from clock_timestamp()) * 1000)::bigint; BEGIN IF TG_TABLE_NAME = 'rooms' THEN changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; ELSE changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.room ELSE NEW.room END; END IF; INSERT INTO room_changes (room, changed, node) VALUES (changed_room, stamp, coalesce(current_setting('chorus.node', true), '')) ON CONFLICT (room, node) DO UPDATE SET changed = excluded.changed; DELETE FROM room_changes WHERE room = changed_room AND changed < stamp - 600000; PERFORM pg_notify(coalesce(current_setting('chorus.channel', true), 'chorus_lines'), 'rooms ' || coalesce(current_setting('chorus.node', true), '')); RETURN NULL; END $$
+            """),
     ]
 }

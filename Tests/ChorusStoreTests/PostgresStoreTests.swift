@@ -311,6 +311,22 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertNotEqual(long.channel, { var l = long; l.schema = String(repeating: "s", count: 63); return l.channel }())
     }
 
+    /// Each node reads the rooms the others changed, even one it changed itself right after:
+    /// its own change does not hide another node's that came before it.
+    func testANodesChangeOfARoomDoesNotHideAnothersBeforeIt() throws {
+        let (_, a, b) = try twoProcesses("r")
+        defer { a.close(); b.close() }
+        let since = try b.roomsChanged(since: nil).now
+        try a.saveRoom(Room(name: "#flat", createdAt: Date()))
+        try b.saveRoom(Room(name: "#flat", topic: "b's topic", createdAt: Date()))
+        XCTAssertEqual(try b.roomsChanged(since: since).rooms.map(\.room), ["#flat"], "b reads a's change")
+        XCTAssertEqual(try a.roomsChanged(since: since).rooms.map(\.room), ["#flat"], "a reads b's change")
+        XCTAssertEqual(try b.roomsChanged(since: since).rooms.count, 1, "a room once, at its latest change")
+        try a.saveRoom(Room(name: "#yard", createdAt: Date()))
+        XCTAssertEqual(try a.roomsChanged(since: since).rooms.map(\.room), ["#flat"], "a's own changes are not for a")
+        XCTAssertEqual(try b.roomsChanged(since: since).rooms.map(\.room), ["#flat", "#yard"], "in the order they changed")
+    }
+
     /// A transaction's lines come with its wake-up, with the log's end before them: another
     /// process's lines whole (an audience, no account), its own as where they end only, and lines
     /// too long for a notification as a plain wake-up.
