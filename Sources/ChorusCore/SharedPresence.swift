@@ -39,14 +39,12 @@ public enum LogNews: Sendable {
     case appended(after: Int64, last: Int64, lines: [HistoryEntry], messages: [BusMessage])
 }
 
-/// What another process committed: a line, a change in who is connected there, a message for
-/// the others, or a room's new state.
+/// What another process committed to the log: a line, a change in who is connected there, or a
+/// message for the others.
 public enum SharedChange: Sendable {
     case line(HistoryEntry)
     case presence(PresenceChange)
     case bus(BusMessage)
-    /// The room's stored state now (nil: it was closed), read after another process changed it.
-    case room(String, StoredRoom?)
 }
 
 /// A room with its settings and memberships, as stored.

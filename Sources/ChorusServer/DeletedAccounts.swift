@@ -31,7 +31,7 @@ extension IRCServer {
         accountKeys.remove(key)
         readMarkers[key] = nil
         web.api.forgetTokens()
-        for room in rooms.values { room.memberships[key] = nil }
+        for room in rooms.values where room.memberships.removeValue(forKey: key) != nil { room.noteChangedHere() }
         let sessions = registry.connections(ofAccount: key)
         for client in sessions { disconnect(client, reason: "Account deleted") }
         logger.info("account deleted: its sessions ended", metadata: ["account": "\(key)", "sessions": "\(sessions.count)"])

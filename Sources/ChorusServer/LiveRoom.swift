@@ -16,6 +16,9 @@ final class LiveRoom {
     /// the stored memberships, changed only by committed changes (`RoomBoard`'s rules, through the
     /// Workspace) and by leaving, which takes effect at once.
     var memberships: [String: Membership] = [:]
+    /// When this node last changed what it holds of the room's stored state (`RoomMarks`): a
+    /// snapshot read before that is read again rather than applied (`RoomSnapshot`).
+    private(set) var changedHere: UInt64
     /// People (folded nicks) the members here were told left, whose connections on other nodes
     /// still show them in the room until they follow (`PersonAcrossNodes`): not told twice, not listed.
     var departed: Set<String> = []
@@ -72,6 +75,12 @@ final class LiveRoom {
 
     init(room: Room) {
         self.room = room
+        changedHere = RoomMarks.next()
+    }
+
+    /// This node changed the room's membership, settings, topic or modes, or is about to store such a change.
+    func noteChangedHere() {
+        changedHere = RoomMarks.next()
     }
 
     /// Keeps what the relay needs of the room's settings.

@@ -43,6 +43,7 @@ extension IRCServer {
                 switch result {
                 case .success:
                     room.room = stored
+                    room.noteChangedHere()
                     tell()
                 case .failure(let error):
                     self.logger.error("could not save \(what) of \(room.name): \(error)")

@@ -1,5 +1,6 @@
-import ChorusTestSupport
 import ChorusIRC
+@testable import ChorusServer
+import ChorusTestSupport
 import Foundation
 import XCTest
 
@@ -115,6 +116,32 @@ final class ClusterPersonTests: XCTestCase {
         let line = try t.ben.expect(command: "PRIVMSG", "#den", "still me", timeout: 10)
         XCTAssertTrue(line.source?.hasPrefix("annie!") == true, "\(line)")
         XCTAssertEqual(try names("#den", for: t.ben).filter { $0.hasSuffix("ann") || $0.hasSuffix("annie") }, ["@annie"])
+    }
+
+    /// A PART commits the person's presence, then the end of their membership. When both commit
+    /// while the other node is between its read of the log and its read of the rooms, the device
+    /// there still follows the PART: it is not taken out by the membership's end as if kicked.
+    func testAPartCommittedWhileTheOtherNodeReadsIsFollowedNotTakenForAKick() throws {
+        let t = try team()
+        let phone = try t.b.connect(as: "ann")
+        try phone.expect(command: "366", "#den")
+        let feed = try XCTUnwrap(t.b.server.cluster?.feed)
+        let laptop = t.laptop, nodeA = t.a.server!
+        let stored = DispatchSemaphore(value: 0)
+        feed.onceBeforeReadingRooms {
+            laptop.send("PART #den :off to bed")
+            for _ in 0..<100 {
+                if (try? nodeA.store.memberships(ofAccount: "ann").contains { $0.room == "#den" }) == false { break }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            stored.signal()
+        }
+        XCTAssertEqual(stored.wait(timeout: .now() + 10), .success, "node B's feed reads the rooms within its poll")
+        for (who, client) in [("the phone", phone), ("ben on node B", t.ben)] {
+            let lines = client.drain(for: 2).filter { $0.params.first == "#den" && ["PART", "KICK"].contains($0.command) }
+            XCTAssertEqual(lines.map(\.command), ["PART"], "\(who): \(lines)")
+            XCTAssertEqual(lines.first?.params.last, "off to bed", who)
+        }
     }
 
     /// What no history keeps (a TAGMSG, a guest's line) reaches the person's device on the other

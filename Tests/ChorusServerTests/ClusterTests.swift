@@ -181,6 +181,39 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(try ann.expect(command: "353").params.last, "@ann", "neither of ben's connections is left in #den")
     }
 
+    /// A node reads a room again after another node changed it, and hands it to the event loop.
+    /// A snapshot read before a change this node made meanwhile is read again, not applied: ben's
+    /// PART on node B would be taken back (his membership is in the old snapshot) and the
+    /// manager's new topic there put back to the old one.
+    func testARoomReadBeforeAChangeMadeHereIsReadAgainNotApplied() throws {
+        let (nodes, ann, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }
+        let b = try XCTUnwrap(nodes[1].server), log = try XCTUnwrap(b.cluster?.log)
+        try nodes[0].addAccount("cat", "cat-password")
+        try b.reloadAccountKeys()
+        let cat = try nodes[1].connect(as: "cat")
+        ann.send("PRIVMSG #den :!room add cat")
+        try cat.expect(command: "366", "#den", timeout: 10)
+        try ann.expect("cat's JOIN, from node B") { $0.command == "JOIN" && $0.source?.hasPrefix("cat!") == true }
+        ann.send("MODE #den +o cat")
+        try cat.expect("cat made a manager") { $0.command == "MODE" && $0.params == ["#den", "+o", "cat"] }
+
+        let mark = RoomMarks.now, old = try log.storedRoom("#den")
+        ben.send("PART #den :back later")
+        try ben.expect(command: "PART", "#den", "back later")
+        cat.send("TOPIC #den :Fresh paint")
+        try cat.expect(command: "TOPIC", "#den", "Fresh paint")
+        try b.loop.submit { b.roomChangedElsewhere(RoomSnapshot(key: "#den", stored: old, mark: mark)) }.wait()
+
+        let toBen = ben.drain(for: 1.5).filter { $0.params.first == "#den" }
+        XCTAssertEqual(toBen.map(\.command), [], "ben is not put back in #den: \(toBen)")
+        XCTAssertEqual(cat.drain(for: 0.2).filter { $0.command == "TOPIC" || $0.command == "JOIN" }, [], "the old topic is not put back")
+        cat.send("TOPIC #den")
+        XCTAssertEqual(try cat.expect(command: "332").params.last, "Fresh paint")
+        cat.send("NAMES #den")
+        XCTAssertEqual(Set(try cat.expect(command: "353").params.last!.split(separator: " ")), ["@ann", "@cat"])
+    }
+
     /// Someone who is no manager invites a person connected to another node: an order to that node,
     /// which tells them (a manager's invitation of an account makes it a member instead).
     func testAnInvitationFromSomeoneWhoIsNoManagerReachesAPersonOnAnotherNode() throws {
@@ -329,11 +362,11 @@ final class ClusterTests: XCTestCase {
         defer { here.close(); there.close() }
         let log = try XCTUnwrap(here as? any SharedLog & SharedPresence)
         let delivered = Mutex<[String]>([])
-        let feed = ClusterFeed(log: log, from: try log.join().position, logger: Logger(label: "test")) { changes in
+        let feed = ClusterFeed(log: log, from: try log.join().position, logger: Logger(label: "test"), deliver: { changes in
             delivered.withLock { seen in
                 for case .line(let entry) in changes { seen.append(entry.msgid) }
             }
-        }
+        }, deliverRooms: { _ in })
         feed.start()
         defer { feed.stop() }
         Thread.sleep(forTimeInterval: 0.3)  // listening

@@ -7,10 +7,12 @@ import NIOCore
 /// What other processes on the same database committed (lines, and their users' comings and
 /// goings), delivered to this process's clients: read from the store's log in the order it was
 /// committed, from where this process started, after each wake-up the database sends and at least once a second, so a lost wake-up delays a
-/// line and never loses it (Synapse's workers read their stream the same way).
+/// line and never loses it (Synapse's workers read their stream the same way). Rooms another
+/// process changed are read again and handed on after what the log held when they were read.
 final class ClusterFeed: @unchecked Sendable {
     private let log: any SharedLog
     private let deliver: @Sendable ([SharedChange]) -> Void
+    private let deliverRooms: @Sendable ([RoomSnapshot]) -> Void
     private let logger: Logger
     /// Reads one at a time, off the event loops.
     private let queue = DispatchQueue(label: "chorus.cluster-feed")
@@ -34,12 +36,21 @@ final class ClusterFeed: @unchecked Sendable {
     static let batch = 1000
 
     /// Reads after `position`: what was committed up to it is history, or known already, not news.
-    init(log: any SharedLog, from position: Int64, logger: Logger, deliver: @escaping @Sendable ([SharedChange]) -> Void) {
+    init(log: any SharedLog, from position: Int64, logger: Logger, deliver: @escaping @Sendable ([SharedChange]) -> Void,
+         deliverRooms: @escaping @Sendable ([RoomSnapshot]) -> Void) {
         self.log = log
         self.position = position
         self.logger = logger
         self.deliver = deliver
+        self.deliverRooms = deliverRooms
     }
+
+    /// For tests: runs once on the feed's thread, between its next read of the log and its read of
+    /// the rooms.
+    func onceBeforeReadingRooms(_ hook: @escaping @Sendable () -> Void) {
+        queue.sync { beforeReadingRooms = hook }
+    }
+    private var beforeReadingRooms: (@Sendable () -> Void)?
 
     func start() {
         // Rooms changed from a margin before now: the server read the rooms just before.
@@ -112,37 +123,77 @@ final class ClusterFeed: @unchecked Sendable {
         }
     }
 
-    /// Reads everything after `position`, a batch at a time, and hands it to `deliver`; and, with
-    /// `rooms`, the rooms changed (on a wake-up that says so, and every poll).
+    /// Reads everything after `position` and, with `rooms`, the rooms changed (on a wake-up that
+    /// says so, and every poll).
     private func read(rooms: Bool) {
         guard !stopped else { return }
         do {
-            while true {
-                let (changes, next, more) = try log.changes(after: position, limit: Self.batch)
-                position = next
-                if !changes.isEmpty { deliver(changes) }
-                tellWaiting()
-                if !more { break }
+            try readLog()
+            guard rooms else { return }
+            if let hook = beforeReadingRooms {
+                beforeReadingRooms = nil
+                hook()
             }
-            if rooms { try readRooms() }
+            let (snapshots, seen) = try readRooms()
+            if !snapshots.isEmpty {
+                // What was committed before the rooms were read goes first. A PART commits its
+                // presence before the membership's end: a device here follows the PART, and is
+                // not taken out by the end as if kicked.
+                try readLog()
+                deliverRooms(snapshots)
+            }
+            roomsLookedAt = seen.now
+            for (room, at) in seen.changes { roomChangesSeen[room] = at }
+            roomChangesSeen = roomChangesSeen.filter { $0.value > seen.now - Self.roomMargin }
         } catch {
             // The database is away: the next poll reads from the same place.
             logger.warning("cannot read other processes' lines yet", metadata: ["error": "\(error)"])
         }
     }
 
+    /// Reads the log after `position`, a batch at a time, and hands it to `deliver`.
+    private func readLog() throws {
+        while true {
+            let (changes, next, more) = try log.changes(after: position, limit: Self.batch)
+            position = next
+            if !changes.isEmpty { deliver(changes) }
+            tellWaiting()
+            if !more { break }
+        }
+    }
+
     /// Reads again each room another process changed since the last look (a margin before it),
-    /// once per change, and hands its new state to `deliver`.
-    private func readRooms() throws {
+    /// once per change; the changes read and the store's clock are noted once the rooms are handed on.
+    private func readRooms() throws -> (snapshots: [RoomSnapshot], seen: (changes: [(String, Int64)], now: Int64)) {
         let since = roomsLookedAt.map { $0 - Self.roomMargin }
         let (changed, now) = try log.roomsChanged(since: since)
-        var rooms: [SharedChange] = []
+        var snapshots: [RoomSnapshot] = [], seen: [(String, Int64)] = []
         for (room, at) in changed where roomChangesSeen[room] != at {
-            rooms.append(.room(room, try log.storedRoom(room)))
-            roomChangesSeen[room] = at
+            snapshots.append(try snapshot(of: room))
+            seen.append((room, at))
         }
-        roomsLookedAt = now
-        roomChangesSeen = roomChangesSeen.filter { $0.value > now - Self.roomMargin }
-        if !rooms.isEmpty { deliver(rooms) }
+        return (snapshots, (seen, now))
+    }
+
+    private func snapshot(of room: String) throws -> RoomSnapshot {
+        let mark = RoomMarks.now
+        return RoomSnapshot(key: room, stored: try log.storedRoom(room), mark: mark)
+    }
+
+    /// Reads `room` once more, for a snapshot this process had changed the room after: handed on
+    /// after what the log held by then, as any snapshot. Tried again a poll later while the
+    /// database is away.
+    func readAgain(_ room: String) {
+        queue.async {
+            guard !self.stopped else { return }
+            do {
+                let snapshot = try self.snapshot(of: room)
+                try self.readLog()
+                self.deliverRooms([snapshot])
+            } catch {
+                self.logger.warning("cannot read a room again yet", metadata: ["room": "\(room)", "error": "\(error)"])
+                self.queue.asyncAfter(deadline: .now() + Self.pollInterval) { self.readAgain(room) }
+            }
+        }
     }
 }

@@ -63,10 +63,13 @@ final class ClusterNode {
             guard let workspace = self?.server.workspace else { return }
             if ticks % Self.dueReckoningEvery == 0 { workspace.reckonDue() } else { workspace.announceNextDue() }
         }
-        let feed = ClusterFeed(log: log, from: position, logger: server.logger) { [weak self] changes in
+        let feed = ClusterFeed(log: log, from: position, logger: server.logger, deliver: { [weak self] changes in
             guard let server = self?.server else { return }
             server.loop.execute { server.deliverFromOtherNodes(changes) }
-        }
+        }, deliverRooms: { [weak self] snapshots in
+            guard let server = self?.server else { return }
+            server.loop.execute { for snapshot in snapshots { server.roomChangedElsewhere(snapshot) } }
+        })
         feed.start()
         self.feed = feed
     }

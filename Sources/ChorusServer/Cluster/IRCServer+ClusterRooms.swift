@@ -6,6 +6,16 @@ import Foundation
 /// room's settings): read again from the store and told to the members here as that process told
 /// its own, so every process holds the same room.
 extension IRCServer {
+    /// A snapshot read before this node changed the room itself would take that change back (a
+    /// JOIN's membership, a TOPIC, a PART): the room is read again.
+    func roomChangedElsewhere(_ snapshot: RoomSnapshot) {
+        if let room = rooms[snapshot.key], room.changedHere > snapshot.mark {
+            cluster?.feed?.readAgain(snapshot.key)
+            return
+        }
+        roomChangedElsewhere(snapshot.key, snapshot.stored)
+    }
+
     func roomChangedElsewhere(_ key: String, _ stored: StoredRoom?) {
         guard let stored else {
             if rooms[key] != nil { closeRoom(key, by: "a manager") }

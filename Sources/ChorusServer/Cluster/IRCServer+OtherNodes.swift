@@ -21,7 +21,6 @@ extension IRCServer {
             case .presence(.here(let record)): arrived(record)
             case .presence(.gone(let connection, let reason)): left(connection, reason: reason)
             case .bus(let message): deliver(message)
-            case .room(let key, let stored): roomChangedElsewhere(key, stored)
             }
         }
     }

@@ -79,9 +79,13 @@ extension IRCServer {
         for effect in effects {
             switch effect {
             case .closeRoom(let key): closeRoom(key, by: asker?.nick ?? config.serviceNick)
-            case .roomSettings(let key, let settings): rooms[key]?.apply(settings)
+            case .roomSettings(let key, let settings):
+                rooms[key]?.apply(settings)
+                rooms[key]?.noteChangedHere()
             case .memberAdded(let room, let account): admit(account, to: room)
-            case .membership(let membership): rooms[membership.room]?.memberships[membership.account] = membership
+            case .membership(let membership):
+                rooms[membership.room]?.memberships[membership.account] = membership
+                rooms[membership.room]?.noteChangedHere()
             case .revokeToken(let id):
                 web.api.forgetTokens()
                 let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { registry.clients[$0] }

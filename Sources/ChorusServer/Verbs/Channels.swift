@@ -115,7 +115,12 @@ extension IRCServer {
     /// the room's rules take it out of the work it held there (`MembershipChange.leave`), telling the room.
     func forget(_ account: String, in room: LiveRoom, by actor: String) {
         guard room.memberships.removeValue(forKey: Account.key(account)) != nil else { return }
-        workspace.run(MembershipChange.leave(account, room: room.key, by: actor))
+        // Told, then stored: a snapshot read before the end is stored still has the membership.
+        room.noteChangedHere()
+        let key = room.key
+        workspace.run(MembershipChange.leave(account, room: key, by: actor)) { [weak self] _ in
+            self?.loop.execute { self?.rooms[key]?.noteChangedHere() }
+        }
     }
 
     /// An account was made a member of a room (`!room add`, INVITE): remembered, and each of its
@@ -123,6 +128,7 @@ extension IRCServer {
     func admit(_ accountKey: String, to roomKey: String) {
         guard let room = rooms[roomKey] else { return }
         room.memberships[accountKey] = Membership(room: roomKey, account: accountKey, role: .member, since: now())
+        room.noteChangedHere()
         for client in registry.connections(ofAccount: accountKey) where !room.contains(client) && !client.closing {
             let reply = Reply(client: client, server: self, command: "JOIN", label: nil)
             enter(room, client, status: [], reply: reply)
@@ -406,6 +412,7 @@ extension IRCServer {
         let elsewhere = kickMembersElsewhere(account, from: room, reason: reason, by: client)
         changeMembership(.leave(account, room: room.key, by: client.account?.name ?? client.nick), in: room, reply: reply) {
             room.memberships[key] = nil  // ended: `leave` has nothing more to store
+            room.noteChangedHere()
             for connection in self.registry.connections(ofAccount: key) where room.contains(connection) {
                 self.leave(room, connection, reason: reason, kickedBy: kicker, reply: reply)
             }
