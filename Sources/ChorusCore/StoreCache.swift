@@ -77,4 +77,9 @@ public final class StoreCache: Sendable {
     public func forgetAll() {
         entries.withLock { $0 = Entries() }
     }
+
+    /// Forgets the jobs, keeping the rest: another process may have changed any job since.
+    public func forgetJobs() {
+        entries.withLock { $0.jobs.removeAll(keepingCapacity: true) }
+    }
 }

@@ -483,5 +483,11 @@ public enum Migrations {
             ALTER TABLE room_changes DROP CONSTRAINT room_changes_pkey, ALTER COLUMN node SET NOT NULL, ADD PRIMARY KEY (room, node);
             CREATE OR REPLACE FUNCTION chorus_room_changed() RETURNS trigger LANGUAGE plpgsql AS $$ DECLARE changed_room TEXT; stamp BIGINT := (extract(epoch from clock_timestamp()) * 1000)::bigint; BEGIN IF TG_TABLE_NAME = 'rooms' THEN changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.key ELSE NEW.key END; ELSE changed_room := CASE WHEN TG_OP = 'DELETE' THEN OLD.room ELSE NEW.room END; END IF; INSERT INTO room_changes (room, changed, node) VALUES (changed_room, stamp, coalesce(current_setting('chorus.node', true), '')) ON CONFLICT (room, node) DO UPDATE SET changed = excluded.changed; DELETE FROM room_changes WHERE room = changed_room AND changed < stamp - 600000; PERFORM pg_notify(coalesce(current_setting('chorus.channel', true), 'chorus_lines'), 'rooms ' || coalesce(current_setting('chorus.node', true), '')); RETURN NULL; END $$
             """),
+        // An account's settings (its time zone) changed: the other processes are woken as for a
+        // room, and read them again rather than keep what their Workspace cached.
+        Migration(32, "v32: account settings changed wake the other processes", postgres: """
+            CREATE FUNCTION chorus_account_settings_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify(coalesce(current_setting('chorus.channel', true), 'chorus_lines'), 'rooms ' || coalesce(current_setting('chorus.node', true), '')); RETURN NULL; END $$;
+            CREATE TRIGGER account_settings_changed AFTER INSERT OR UPDATE OR DELETE ON account_settings FOR EACH STATEMENT EXECUTE FUNCTION chorus_account_settings_changed()
+            """),
     ]
 }

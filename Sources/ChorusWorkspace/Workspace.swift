@@ -35,8 +35,15 @@ public final class Workspace: @unchecked Sendable {
     /// Owned here and handed to every transaction (see `StoreCache`).
     public let cache = StoreCache()
     /// Other processes write the same database (`SharedLog`): what this one read in an earlier
-    /// transaction may have changed since, so each transaction starts with the cache empty.
+    /// transaction may have changed since. Jobs are read again in each transaction. Rooms, roles,
+    /// room settings and time zones are kept until something outside the Workspace changes one of
+    /// them (`roomsChangedOutside`: another process's commit wakes this one, or this one made a
+    /// room through the shared log), and at most `keptWhileShared` in any case: a wake-up lost
+    /// while the listening connection was away costs no more than that.
     private let othersWrite: Bool
+    private let othersChanged = Atomic<Bool>(true)
+    private let cacheKeptSince = Mutex<ContinuousClock.Instant>(.now)
+    static let keptWhileShared: Duration = .milliseconds(500)
     public let settings: Settings
     let now: @Sendable () -> Date
     let wording: any EventWording
@@ -201,9 +208,25 @@ public final class Workspace: @unchecked Sendable {
 
     // MARK: The writer
 
-    /// The cache for the next transaction: as it is, or emptied when others write the database.
+    /// Rooms, memberships, room settings or account settings changed outside the Workspace (another
+    /// process committed a change of them): the next transaction reads them again. Called before the
+    /// change is delivered to anyone here, so whoever heard of it here and answers gets an answer
+    /// that knows it.
+    public func roomsChangedOutside() {
+        othersChanged.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// The cache for the next transaction: as it is, or without what others may have changed.
     private var freshCache: StoreCache {
-        if othersWrite { cache.forgetAll() }
+        guard othersWrite else { return cache }
+        let now = ContinuousClock.Instant.now
+        let expired = cacheKeptSince.withLock { now - $0 > Self.keptWhileShared }
+        if othersChanged.exchange(false, ordering: .sequentiallyConsistent) || expired {
+            cache.forgetAll()
+            cacheKeptSince.withLock { $0 = now }
+        } else {
+            cache.forgetJobs()
+        }
         return cache
     }
 

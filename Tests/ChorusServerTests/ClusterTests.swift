@@ -214,6 +214,22 @@ final class ClusterTests: XCTestCase {
         XCTAssertEqual(Set(try cat.expect(command: "353").params.last!.split(separator: " ")), ["@ann", "@cat"])
     }
 
+    /// Node B keeps the roles its commands read between batches: a manager made on node A is one
+    /// on node B as soon as node B has told him.
+    func testAManagerMadeOnAnotherNodeIsOneForTheNextCommandThere() throws {
+        let (nodes, ann, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }
+        ben.send("PRIVMSG #den :!room set echo off")
+        try ben.expect("the refusal") { $0.command == "NOTICE" && $0.params.last?.hasSuffix("Only managers change the room's settings") == true }
+        ben.send("PRIVMSG #den :!job add Paint the fence")  // a command that commits, its role read as a member's
+        try ben.expect("the job's line") { $0.command == "NOTICE" && $0.params.last?.contains("created job 1") == true }
+        ann.send("MODE #den +o ben")
+        try ben.expect("ben made a manager") { $0.command == "MODE" && $0.params == ["#den", "+o", "ben"] }
+        ben.send("PRIVMSG #den :!room set echo off")
+        let set = try ben.expect("the setting's line") { $0.command == "NOTICE" && $0.params.last?.contains("echo") == true }
+        XCTAssertTrue(set.params.last!.hasSuffix("ben set echo off in #den"), "\(set)")
+    }
+
     /// Someone who is no manager invites a person connected to another node: an order to that node,
     /// which tells them (a manager's invitation of an account makes it a member instead).
     func testAnInvitationFromSomeoneWhoIsNoManagerReachesAPersonOnAnotherNode() throws {

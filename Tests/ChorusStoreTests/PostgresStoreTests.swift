@@ -327,6 +327,23 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try b.roomsChanged(since: since).rooms.map(\.room), ["#flat", "#yard"], "in the order they changed")
     }
 
+    /// A change of an account's settings wakes the other processes as a room's change does (their
+    /// Workspaces read time zones again); a process's own changes do not wake it.
+    func testAnAccountsSettingsChangedWakeTheOtherProcesses() throws {
+        let (_, a, b) = try twoProcesses("t")
+        defer { a.close(); b.close() }
+        _ = try a.insertAccount(Account(name: "ann", passwordHash: "x", createdAt: Date()))
+        let woken = DispatchSemaphore(value: 0)
+        b.whenCommitted { news in
+            if case .look(roomsChanged: true) = news { woken.signal() }
+        }
+        Thread.sleep(forTimeInterval: 0.3)  // its LISTEN is in place
+        try b.setTimeZone("Europe/Paris", of: "ann")
+        XCTAssertEqual(woken.wait(timeout: .now() + 0.5), .timedOut, "not by its own change")
+        try a.setTimeZone("Asia/Tokyo", of: "ann")
+        XCTAssertEqual(woken.wait(timeout: .now() + 5), .success)
+    }
+
     /// A transaction's lines come with its wake-up, with the log's end before them: another
     /// process's lines whole (an audience, no account), its own as where they end only, and lines
     /// too long for a notification as a plain wake-up.

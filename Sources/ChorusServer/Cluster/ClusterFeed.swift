@@ -13,6 +13,9 @@ final class ClusterFeed: @unchecked Sendable {
     private let log: any SharedLog
     private let deliver: @Sendable ([SharedChange]) -> Void
     private let deliverRooms: @Sendable ([RoomSnapshot]) -> Void
+    /// Told at a wake-up that says another process changed rooms or account settings, before
+    /// anything of it is read or delivered.
+    private let roomsChangedOutside: @Sendable () -> Void
     private let logger: Logger
     /// Reads one at a time, off the event loops.
     private let queue = DispatchQueue(label: "chorus.cluster-feed")
@@ -37,12 +40,13 @@ final class ClusterFeed: @unchecked Sendable {
 
     /// Reads after `position`: what was committed up to it is history, or known already, not news.
     init(log: any SharedLog, from position: Int64, logger: Logger, deliver: @escaping @Sendable ([SharedChange]) -> Void,
-         deliverRooms: @escaping @Sendable ([RoomSnapshot]) -> Void) {
+         deliverRooms: @escaping @Sendable ([RoomSnapshot]) -> Void, roomsChangedOutside: @escaping @Sendable () -> Void = {}) {
         self.log = log
         self.position = position
         self.logger = logger
         self.deliver = deliver
         self.deliverRooms = deliverRooms
+        self.roomsChangedOutside = roomsChangedOutside
     }
 
     /// For tests: runs once on the feed's thread, between its next read of the log and its read of
@@ -77,7 +81,10 @@ final class ClusterFeed: @unchecked Sendable {
     /// connection was away shows as a gap, and is read).
     private func hear(_ news: LogNews) {
         guard case .appended(let after, let last, let lines, let messages) = news else {
-            if case .look(let rooms) = news { wake(rooms: rooms) }
+            if case .look(let rooms) = news {
+                if rooms { roomsChangedOutside() }
+                wake(rooms: rooms)
+            }
             return
         }
         queue.async {
@@ -136,6 +143,7 @@ final class ClusterFeed: @unchecked Sendable {
             }
             let (snapshots, seen) = try readRooms()
             if !snapshots.isEmpty {
+                roomsChangedOutside()  // its wake-up may have been lost
                 // What was committed before the rooms were read goes first. A PART commits its
                 // presence before the membership's end: a device here follows the PART, and is
                 // not taken out by the end as if kicked.

@@ -69,7 +69,7 @@ final class ClusterNode {
         }, deliverRooms: { [weak self] snapshots in
             guard let server = self?.server else { return }
             server.loop.execute { for snapshot in snapshots { server.roomChangedElsewhere(snapshot) } }
-        })
+        }, roomsChangedOutside: { [workspace = server.workspace] in workspace.roomsChangedOutside() })
         feed.start()
         self.feed = feed
     }

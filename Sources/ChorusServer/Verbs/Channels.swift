@@ -61,7 +61,11 @@ extension IRCServer {
             // Another process may have made it since this one last heard, or make it at this moment:
             // the database says which one made it.
             let made = Room(name: roomName, createdAt: now())
-            reply.wait(for: readAfterWrites { _ in try shared.makeRoom(made) }) { result in
+            let workspace = self.workspace
+            reply.wait(for: readAfterWrites { _ in
+                defer { workspace.roomsChangedOutside() }  // made outside the Workspace's transactions
+                return try shared.makeRoom(made)
+            }) { result in
                 switch result {
                 case .success(nil):
                     let room = self.rooms[roomKey] ?? LiveRoom(room: made)
