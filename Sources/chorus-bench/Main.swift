@@ -182,6 +182,12 @@ struct Spawn {
         if !keepingSendQueue { p.arguments!.append("--no-limits") }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
+        // Kept where asked, to look into a run that went wrong: one file a node, by its first port.
+        if let folder = ProcessInfo.processInfo.environment["CHORUS_BENCH_SERVER_LOGS"] {
+            let file = "\(folder)/chorusd-\(plain).log"
+            FileManager.default.createFile(atPath: file, contents: nil)
+            p.standardError = FileHandle(forWritingAtPath: file) ?? FileHandle.nullDevice
+        }
         try p.run()
         // Wait (bounded) for the listener.
         for _ in 0..<200 {
