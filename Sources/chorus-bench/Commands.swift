@@ -15,6 +15,10 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
     var total = 0
     var window = 0
     var latencies = Latencies()
+    /// Commands whose event came, by number, and other notices the bots got (a refusal): said
+    /// when a run times out, to tell which commands went missing and on which bots.
+    var arrived = Set<Int>()
+    var otherNotices: [String] = []
     let prefix = "b" + String(UInt32.random(in: 0...UInt32.max), radix: 36)
 
     init(bots: Int) {
@@ -23,8 +27,12 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
 
     func received(_ line: ByteBufferView, on c: BenchConnection) {
         if line.hasVerb("NOTICE") {
-            guard c.id == 0, let text = line.trailing else { return }
+            guard let text = line.trailing else { return }
             let s = String(decoding: text, as: UTF8.self)
+            guard c.id == 0 else {
+                if otherNotices.count < 5 && !s.contains(" commented on job ") { otherNotices.append("bot \(c.id): \(s)") }
+                return
+            }
             if jobID == nil, let r = s.range(of: "created job ") {
                 jobID = Int(s[r.upperBound...].prefix(while: \.isNumber))
             } else if s.contains("set echo off") {
@@ -32,6 +40,7 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
             } else if s.contains(" commented on job ") {
                 let parts = s.split(separator: " ")
                 guard parts.count >= 2, let stamp = UInt64(parts[parts.count - 1]) else { return }
+                if let seq = Int(parts[parts.count - 2]) { arrived.insert(seq) }
                 received += 1
                 latencies.add(nanos: now() &- stamp)
                 if window > 0 && sent < total { sendNext() }
@@ -53,7 +62,12 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
     }
 
     func run(_ bench: Bench, commands: Int, rate: Double?, window: Int) throws -> Figures {
-        bench.progress = { "sent \(self.sent), events \(self.received), job \(self.jobID.map(String.init) ?? "none")" }
+        bench.progress = {
+            let missing = (0..<self.sent).filter { !self.arrived.contains($0) }
+            return "sent \(self.sent), events \(self.received), job \(self.jobID.map(String.init) ?? "none")"
+                + (missing.isEmpty ? "" : "; missing \(missing.prefix(20)) (bots \(Set(missing.map { $0 % self.bots }).sorted()))")
+                + (self.otherNotices.isEmpty ? "" : "; other notices: \(self.otherNotices)")
+        }
         // Bots are accounts: REGISTER logs each in (scrypt makes this take a moment per bot). One
         // at a time: all from one address at once would meet the server's limit on logins waiting.
         for i in 0..<bots {
