@@ -72,6 +72,9 @@ extension PostgresStore: SharedLog {
         }
     }
 
+    /// For tests: runs between the read of the lines and the reads of presence and the bus.
+    nonisolated(unsafe) static var afterReadingLines: (() -> Void)?
+
     public func changes(after position: Int64, limit: Int) throws -> (changes: [SharedChange], next: Int64, more: Bool) {
         let node = pool.node
         return try db.read { link in
@@ -85,10 +88,17 @@ extension PostgresStore: SharedLog {
             let presenceTop: Int64 = try rows.first?.int64(0) ?? 0
             let busTop: Int64 = try rows.first?.int64(1) ?? 0
             let lines = try rows.filter { try $0.int64(2) as Int64? != nil }
-            let presence = presenceTop <= position ? [] : try link.query(
-                "SELECT seq, \(raw: Self.presenceColumns) FROM presence WHERE seq > \(position) ORDER BY seq LIMIT \(limit)")
+            Self.afterReadingLines?()
+            // Presence and the bus as far as the first statement saw them, no further. What commits
+            // after it commits after everything it saw (the log's lock), and its lines were not
+            // read: a bus message of a transaction that commits now would carry the position past
+            // that transaction's own lines, which no later read would then look at.
+            let presence = presenceTop <= position ? [] : try link.query("""
+                SELECT seq, \(raw: Self.presenceColumns) FROM presence WHERE seq > \(position) AND seq <= \(presenceTop)
+                ORDER BY seq LIMIT \(limit)
+                """)
             let bus = busTop <= position ? [] : try link.query(
-                "SELECT id, node, kind, body::text FROM bus WHERE id > \(position) ORDER BY id LIMIT \(limit)")
+                "SELECT id, node, kind, body::text FROM bus WHERE id > \(position) AND id <= \(busTop) ORDER BY id LIMIT \(limit)")
             // All in one order; where a kind filled its limit, nothing after its last is taken yet.
             var end = Int64.max
             if lines.count == limit, let last = lines.last { end = min(end, try last.int64(2) as Int64) }

@@ -396,6 +396,50 @@ final class PostgresStoreTests: XCTestCase {
         XCTAssertEqual(try listening.history(of: "#flat", .latest(after: nil, limit: 1)).first?.msgid, "m5")
     }
 
+    /// A transaction of lines and a bus message that commits while another process reads the log,
+    /// between its read of the lines and its read of the bus, is read whole the next time: the
+    /// bus message does not carry the reader past the lines it did not see.
+    func testLinesCommittedWhileTheLogIsReadAreReadNextTime() throws {
+        let (_, reading, posting) = try twoProcesses("g")
+        defer { reading.close(); posting.close(); PostgresStore.afterReadingLines = nil }
+        let start = try reading.changes(after: 0, limit: 100).next
+        let t = Date(timeIntervalSince1970: 1_790_000_000)
+        func typing(_ msgid: String) -> BusMessage {
+            .line(RelayedLine(msgid: msgid, time: t, command: "TAGMSG", source: "gus!g@h", account: nil, target: "#Flat",
+                              text: "", clientTags: "+typing=active", standsInFor: .init(room: "#flat", membersHear: true)))
+        }
+        let lines = (1...3).map {
+            HistoryEntry(conversation: "#flat", msgid: "m\($0)", time: t, command: "PRIVMSG", source: "ann!a@h", account: "ann",
+                         target: "#Flat", text: "line \($0)")
+        }
+        try posting.post([typing("r1")])  // the reader's next read looks at the bus
+        PostgresStore.afterReadingLines = {
+            PostgresStore.afterReadingLines = nil
+            do {
+                try posting.transaction(cache: nil) { tx in
+                    try tx.appendHistory(lines)
+                    try XCTUnwrap(tx as? any SharedLog).post([typing("r2")])
+                }
+            } catch {
+                XCTFail("\(error)")
+            }
+        }
+        var read: [String] = []
+        var position = start
+        for _ in 0..<3 {
+            let (changes, next, _) = try reading.changes(after: position, limit: 100)
+            position = next
+            for change in changes {
+                switch change {
+                case .line(let entry): read.append(entry.msgid)
+                case .bus(.line(let relayed)): read.append(relayed.msgid)
+                default: break
+                }
+            }
+        }
+        XCTAssertEqual(read, ["r1", "m1", "m2", "m3", "r2"])
+    }
+
     /// Messages on the bus reach the other process typed as they were posted, in the log's one
     /// order with the lines around them; the poster passes over its own; a minute on they are
     /// forgotten.
