@@ -32,18 +32,9 @@ public final class Workspace: @unchecked Sendable {
 
     /// The store itself; transactions are opened from it, each with its own handle.
     public let store: any ChorusStorage
-    /// Owned here and handed to every transaction (see `StoreCache`).
+    /// Owned here and handed to every transaction (see `StoreCache`), as `keeping` allows.
     public let cache = StoreCache()
-    /// Other processes write the same database (`SharedLog`): what this one read in an earlier
-    /// transaction may have changed since. Jobs are read again in each transaction. Rooms, roles,
-    /// room settings and time zones are kept until something outside the Workspace changes one of
-    /// them (`roomsChangedOutside`: another process's commit wakes this one, or this one made a
-    /// room through the shared log), and at most `keptWhileShared` in any case: a wake-up lost
-    /// while the listening connection was away costs no more than that.
-    private let othersWrite: Bool
-    private let othersChanged = Atomic<Bool>(true)
-    private let cacheKeptSince = Mutex<ContinuousClock.Instant>(.now)
-    static let keptWhileShared: Duration = .milliseconds(500)
+    private let keeping: CacheKeeping
     public let settings: Settings
     let now: @Sendable () -> Date
     let wording: any EventWording
@@ -91,7 +82,7 @@ public final class Workspace: @unchecked Sendable {
                 now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "chorus.workspace")) {
         self.store = store
         self.connected = connected
-        self.othersWrite = sharedWithOthers
+        self.keeping = CacheKeeping(sharedWithOthers: sharedWithOthers)
         self.settings = settings
         self.wording = wording
         self.now = now
@@ -213,20 +204,12 @@ public final class Workspace: @unchecked Sendable {
     /// change is delivered to anyone here, so whoever heard of it here and answers gets an answer
     /// that knows it.
     public func roomsChangedOutside() {
-        othersChanged.store(true, ordering: .sequentiallyConsistent)
+        keeping.changedOutside()
     }
 
     /// The cache for the next transaction: as it is, or without what others may have changed.
     private var freshCache: StoreCache {
-        guard othersWrite else { return cache }
-        let now = ContinuousClock.Instant.now
-        let expired = cacheKeptSince.withLock { now - $0 > Self.keptWhileShared }
-        if othersChanged.exchange(false, ordering: .sequentiallyConsistent) || expired {
-            cache.forgetAll()
-            cacheKeptSince.withLock { $0 = now }
-        } else {
-            cache.forgetJobs()
-        }
+        keeping.prepare(cache)
         return cache
     }
 

@@ -371,45 +371,6 @@ final class WorkspaceTests: XCTestCase {
         XCTAssertEqual(sink.all.count, before)
     }
 
-    /// A Workspace that shares its database keeps roles, room settings and time zones between its
-    /// transactions until it is told another process changed them; jobs it reads again each time.
-    func testASharedWorkspaceKeepsWhatItReadUntilToldAnotherProcessChangedIt() throws {
-        try XCTSkipUnless(TestStore.onPostgres, "one SQLite file has one process writing it")
-        let otherNode = try TestStore.at(folder: directory.path)
-        defer { otherNode.close() }
-        let t0 = self.t0
-        let shared = Workspace(store: store, settings: .init(timeZone: TimeZone(identifier: "UTC")!, reminderInterval: 3600,
-                                                             serviceNick: "Chorus", serviceSource: "Chorus!bot@test"),
-                               wording: Words(), sharedWithOthers: true, now: { t0 })
-        defer { shared.waitUntilWritten() }
-        _ = try store.insertJob(Job(room: "#flat", title: "Sink", creator: "ann", createdAt: t0),
-                                event: Event(type: "test", room: "#flat", job: nil, actor: "ann", at: t0))
-        struct Seen: Equatable { var role: Role?, zone: String?, title: String? }
-        func look() -> Seen {
-            let seen = Mutex<Seen?>(nil), done = DispatchSemaphore(value: 0)
-            shared.run(Change { boards in
-                let now = Seen(role: try boards.store.role(of: "ben", in: "#flat"), zone: try boards.store.timeZone(of: "ben"),
-                               title: try boards.store.job(1)?.title)
-                seen.withLock { $0 = now }
-                return Outcome()
-            }) { _ in done.signal() }
-            done.wait()
-            return seen.withLock { $0! }
-        }
-        XCTAssertEqual(look(), Seen(role: .member, zone: nil, title: "Sink"))
-        try otherNode.saveMembership(Membership(room: "#flat", account: "ben", role: .manager, since: t0))
-        try otherNode.setTimeZone("Asia/Tokyo", of: "ben")
-        var job = try XCTUnwrap(try otherNode.job(1))
-        job.title = "Sink and tap"
-        _ = try otherNode.updateJob(job, events: [])
-        XCTAssertEqual(look(), Seen(role: .member, zone: nil, title: "Sink and tap"), "kept, but for the job")
-        shared.roomsChangedOutside()
-        XCTAssertEqual(look(), Seen(role: .manager, zone: "Asia/Tokyo", title: "Sink and tap"), "read again once told")
-        try otherNode.setTimeZone(nil, of: "ben")
-        Thread.sleep(forTimeInterval: 0.6)
-        XCTAssertEqual(look().zone, nil, "and read again after half a second whatever it is told")
-    }
-
     /// Another process (a second node on the same PostgreSQL) changes the job a command read before
     /// the command writes it: the command runs again on what is there now, and both changes stay.
     /// One that meets such a change every time is refused, and nothing of its own is kept.
