@@ -30,7 +30,8 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
             guard let text = line.trailing else { return }
             let s = String(decoding: text, as: UTF8.self)
             guard c.id == 0 else {
-                if otherNotices.count < 5 && !s.contains(" commented on job ") { otherNotices.append("bot \(c.id): \(s)") }
+                // Once the commands flow: a refusal, not the setup's room notices every bot hears.
+                if total > 0 && otherNotices.count < 5 && !s.contains(" commented on job ") { otherNotices.append("bot \(c.id): \(s)") }
                 return
             }
             if jobID == nil, let r = s.range(of: "created job ") {
@@ -62,11 +63,14 @@ final class CommandsScenario: LineSink, @unchecked Sendable {
     }
 
     func run(_ bench: Bench, commands: Int, rate: Double?, window: Int) throws -> Figures {
-        bench.progress = {
-            let missing = (0..<self.sent).filter { !self.arrived.contains($0) }
-            return "sent \(self.sent), events \(self.received), job \(self.jobID.map(String.init) ?? "none")"
-                + (missing.isEmpty ? "" : "; missing \(missing.prefix(20)) (bots \(Set(missing.map { $0 % self.bots }).sorted()))")
-                + (self.otherNotices.isEmpty ? "" : "; other notices: \(self.otherNotices)")
+        // Read on the generator's loop, which changes what it reads.
+        bench.progress = { [unowned bench] in
+            bench.on {
+                let missing = (0..<self.sent).filter { !self.arrived.contains($0) }
+                return "sent \(self.sent), events \(self.received), job \(self.jobID.map(String.init) ?? "none")"
+                    + (missing.isEmpty ? "" : "; missing \(missing.prefix(20)) (bots \(Set(missing.map { $0 % self.bots }).sorted()))")
+                    + (self.otherNotices.isEmpty ? "" : "; other notices: \(self.otherNotices)")
+            }
         }
         // Bots are accounts: REGISTER logs each in (scrypt makes this take a moment per bot). One
         // at a time: all from one address at once would meet the server's limit on logins waiting.
