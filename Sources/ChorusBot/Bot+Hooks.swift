@@ -86,7 +86,7 @@ extension Bot {
         return Outcome(replies: [
             "Webhook \(hook.id) of \(room.name): \(types.isEmpty ? "every event" : types.joined(separator: " ")) from now on, POSTed to \(url).",
             "Its secret, shown this once: \(hook.secret). Each request carries X-Chorus-Signature: t=<time>,v1=<HMAC-SHA256 of \"<time>.<body>\" with the secret>.",
-        ])
+        ], effects: [.webhookAdded(room: room.key)])
     }
 
     /// A URL a webhook may have: https (or http where private addresses are allowed), a host, no

@@ -17,6 +17,11 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
 
     func publish(_ batch: [Committed]) {
         guard let server else { return }
+        // The rooms whose events were committed: a webhook deliverer looks at once only for them.
+        var rooms = Set<String>()
+        for change in batch {
+            for delivery in change.deliveries { if let room = delivery.event.room { rooms.insert(Account.key(room)) } }
+        }
         server.loop.execute {
             for change in batch {
                 let asker = change.origin as? Asker
@@ -26,7 +31,7 @@ final class IRCEventSink: EventSink, @unchecked Sendable {
                 asker?.answer.succeed(change.outcome)
             }
             server.web.api.wake()
-            server.webhooks?.wake()
+            if !rooms.isEmpty { server.webhooks?.wake(rooms: rooms) }
         }
     }
 }

@@ -95,6 +95,8 @@ public struct Outcome: Sendable {
         case membership(Membership)
         /// Connections logged in with this token are closed.
         case revokeToken(Int64)
+        /// The room (by key) has a new webhook: its events are delivered from now on.
+        case webhookAdded(room: String)
     }
 
     public var replies: [String] = []

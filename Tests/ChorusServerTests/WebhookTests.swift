@@ -174,6 +174,43 @@ final class WebhookTests: XCTestCase {
         XCTAssertEqual(receiver.count, 8, "each event once")
     }
 
+    /// Events in a room without hooks ring no pass (a pass reads every hook); a hook added here
+    /// rings its room's from then on, before any pass has read it.
+    func testOnlyTheEventsOfRoomsWithHooksStartAPass() throws {
+        let receiver = try HookReceiver { _ in 200 }
+        defer { receiver.close() }
+        let server = try TestServer { $0.webhooksToPrivate = true }
+        let ann = try manager(of: "#kitchen", on: server)
+        try ann.join("#yard")
+        _ = try addHook(ann, "!hook add #kitchen http://127.0.0.1:\(receiver.port)/in job.created")
+        ann.send("PRIVMSG #kitchen :!job add Fix the sink")
+        try ann.expect("the job") { $0.command == "NOTICE" && $0.params.last?.contains("Fix the sink") == true }
+        _ = try receiver.wait(for: 1)
+        let deliverer = try XCTUnwrap(try server.server.loop.submit { server.server.webhooks }.wait())
+
+        func passes(whileAdding count: Int, in room: String) throws -> (passes: Int, seconds: TimeInterval) {
+            let (before, began) = (deliverer.passes, Date())
+            for n in 1...count {
+                ann.send("PRIVMSG \(room) :!job add Rake \(room) \(n)")
+                try ann.expect("job \(n)") { $0.command == "NOTICE" && $0.params.last?.contains("Rake \(room) \(n)") == true }
+            }
+            return (deliverer.passes - before, Date().timeIntervalSince(began))
+        }
+        // Ten batches with events in #yard: only the passes due every two seconds, not one each.
+        let quiet = try passes(whileAdding: 10, in: "#yard")
+        XCTAssertLessThanOrEqual(quiet.passes, Int(quiet.seconds / 2) + 1, "\(quiet)")
+        XCTAssertTrue(deliverer.rings(for: ["#kitchen"]))
+        XCTAssertFalse(deliverer.rings(for: ["#yard"]))
+        // A hook added to #yard: its events ring at once, before a pass has read the hook.
+        _ = try addHook(ann, "!hook add #yard http://127.0.0.1:\(receiver.port)/in job.created")
+        XCTAssertTrue(deliverer.rings(for: ["#yard"]))
+        let rung = try passes(whileAdding: 3, in: "#yard")
+        XCTAssertGreaterThanOrEqual(rung.passes, 1, "\(rung)")
+        let titles = try receiver.wait(for: 4).compactMap { try? JSONSerialization.jsonObject(with: Data($0.body)) as? [String: Any] }
+            .compactMap { ($0["data"] as? [String: String])?["title"] }
+        XCTAssertEqual(titles, ["Fix the sink", "Rake #yard 1", "Rake #yard 2", "Rake #yard 3"])
+    }
+
     // MARK: Helpers
 
     private func manager(of room: String, on server: TestServer) throws -> TestClient {

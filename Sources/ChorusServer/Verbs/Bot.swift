@@ -90,6 +90,7 @@ extension IRCServer {
                 web.api.forgetTokens()
                 let loggedIn = tokenLogins.filter { $0.value == id }.keys.compactMap { registry.clients[$0] }
                 for client in loggedIn { disconnect(client, reason: "Token revoked") }
+            case .webhookAdded(let room): webhooks?.hookAdded(in: room)
             }
         }
     }

@@ -31,6 +31,10 @@ final class WebhookDeliverer: Sendable {
     /// each ring, and rings while a pass runs make one more after it.
     private let doorbell = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     private let running = NIOLockedValueBox<Task<Void, Never>?>(nil)
+    private let hooked = NIOLockedValueBox(HookedRooms())
+    private let passCount = NIOLockedValueBox(0)
+    /// How many passes have begun (each reads every hook).
+    var passes: Int { passCount.withLockedValue { $0 } }
     private let clients = NIOLockedValueBox<[Int64: KeptClient]>([:])
 
     /// How long a process holds a hook it delivers: renewed each pass, taken by another after.
@@ -56,9 +60,45 @@ final class WebhookDeliverer: Sendable {
         running.withLockedValue { $0 = Task { await self.run() } }
     }
 
-    /// Events were committed here: look at once rather than at the next pass.
-    func wake() {
+    /// Events were committed here in `rooms` (by key): a pass at once rather than at the next,
+    /// when one of them has a hook. Most rooms have none, and a pass reads every hook.
+    func wake(rooms: Set<String>) {
+        guard rings(for: rooms) else { return }
         doorbell.continuation.yield()
+    }
+
+    /// Whether events in `rooms` start a pass at once.
+    func rings(for rooms: Set<String>) -> Bool {
+        hooked.withLockedValue { $0.anyOf(rooms) }
+    }
+
+    /// A hook was added here to `room`: its events ring from now on, not only once a pass has read it.
+    func hookAdded(in room: String) {
+        hooked.withLockedValue { $0.add(room) }
+    }
+
+    /// The rooms with a hook, as the last pass read them, and those given one here since that
+    /// read began. Unknown before the first pass: every room rings.
+    private struct HookedRooms {
+        private var rooms: Set<String>?
+        private var addedDuringRead: Set<String> = []
+
+        func anyOf(_ some: Set<String>) -> Bool {
+            rooms.map { !$0.isDisjoint(with: some) } ?? true
+        }
+
+        mutating func add(_ room: String) {
+            rooms?.insert(room)
+            addedDuringRead.insert(room)
+        }
+
+        mutating func readBegins() {
+            addedDuringRead = []
+        }
+
+        mutating func read(_ hooks: [Webhook]) {
+            rooms = Set(hooks.map(\.room)).union(addedDuringRead)
+        }
     }
 
     func stop() {
@@ -97,12 +137,15 @@ final class WebhookDeliverer: Sendable {
 
     private func pass() async {
         let hooks: [Webhook]
+        passCount.withLockedValue { $0 += 1 }
+        hooked.withLockedValue { $0.readBegins() }
         do {
             hooks = try await db { try $0.allWebhooks() }
         } catch {
             logger.warning("cannot read the webhooks", metadata: ["error": "\(error)"])
             return
         }
+        hooked.withLockedValue { $0.read(hooks) }
         // Clients of hooks that are gone are closed.
         let ids = Set(hooks.map(\.id))
         for kept in clients.withLockedValue({ kept in
