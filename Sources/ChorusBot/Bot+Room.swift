@@ -93,7 +93,7 @@ extension Bot {
             return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
         case "close", "delete":
             try rooms.close(room.key, by: inv.account)
-            return Outcome(replies: ["\(room.name) is closed: its members, settings and jobs are gone."], effects: [.closeRoom(room.key)])
+            return Outcome(replies: ["\(room.name) is closed: its members, settings and jobs are gone."], effects: [.closeRoom(room.key, by: inv.nick)])
         default:
             throw UsageError("Usage: \(usage)")
         }

@@ -20,6 +20,10 @@ public enum BusMessage: Equatable, Sendable {
     /// An operator's KILL of someone connected to the node that reads it: it ends every session
     /// under the nick there, as a KILL given on that node would.
     case kill(KillOrder)
+    /// A room is being closed (it goes from the store in the same transaction, and every node
+    /// reads the room again): the node that reads it names who closed it when it takes the
+    /// members out. It does nothing by itself.
+    case closure(RoomClosure)
 }
 
 /// A line the receiving node delivers as it is and no one's history keeps: a TAGMSG, a line to a
@@ -114,6 +118,21 @@ public struct KillOrder: Codable, Equatable, Sendable {
     }
 }
 
+/// Who closed a room (`!room close`), for the other nodes' members of it.
+public struct RoomClosure: Codable, Equatable, Sendable {
+    /// The room's key.
+    public var room: String
+    /// The nick of the manager who closed it.
+    public var by: String
+    public var time: Date
+
+    public init(room: String, by: String, time: Date) {
+        self.room = room
+        self.by = by
+        self.time = time
+    }
+}
+
 extension BusMessage {
     /// The message's kind, as the log's `kind` column names it.
     public var kind: String {
@@ -123,6 +142,7 @@ extension BusMessage {
         case .invite: return "invite"
         case .removal: return "removal"
         case .kill: return "kill"
+        case .closure: return "closure"
         }
     }
 
@@ -146,6 +166,7 @@ extension BusMessage {
         case .line(let line): return try encoder.encode(line)
         case .kick(let order), .invite(let order), .removal(let order): return try encoder.encode(order)
         case .kill(let order): return try encoder.encode(order)
+        case .closure(let closure): return try encoder.encode(closure)
         }
     }
 
@@ -158,6 +179,7 @@ extension BusMessage {
         case "invite": self = .invite(try decoder.decode(PresenceOrder.self, from: body))
         case "removal": self = .removal(try decoder.decode(PresenceOrder.self, from: body))
         case "kill": self = .kill(try decoder.decode(KillOrder.self, from: body))
+        case "closure": self = .closure(try decoder.decode(RoomClosure.self, from: body))
         default: return nil
         }
     }

@@ -25,6 +25,9 @@ final class LiveRoom {
     /// KICKs of members given on other nodes (`BusMessage.removal`), by folded nick: said as given
     /// when the membership's end reaches this node and takes their connections out.
     var kicksElsewhere: [String: PresenceOrder] = [:]
+    /// The nick of the manager who closed the room on another node (`BusMessage.closure`): named
+    /// when the room's end reaches this node.
+    var closedElsewhereBy: String?
     /// Nicks invited since the last time they could not join (folded), for +i rooms.
     var invitedNicks: Set<String> = []
     /// Whether `!command` lines are relayed to the room (room setting `echo`).

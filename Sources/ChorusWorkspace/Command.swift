@@ -86,7 +86,8 @@ public protocol WorkspaceCommand: Sendable {
 /// transport carries out once the change is committed (closing a room, ending a token's logins).
 public struct Outcome: Sendable {
     public enum Effect: Sendable, Equatable {
-        case closeRoom(String)
+        /// The room (by key) was closed by the nick given.
+        case closeRoom(String, by: String)
         /// The room's settings as they are now (the transport keeps what it needs of them).
         case roomSettings(room: String, RoomSettings)
         /// An account is now a member of the room (by key).

@@ -446,6 +446,12 @@ public final class Workspace: @unchecked Sendable {
             tail.bus += try linesForOtherProcesses(delivery, tx)
             return delivery
         }
+        // Other processes' members of a room closed here hear who closed it.
+        if otherProcesses.withLock({ $0 }) != nil {
+            for case .closeRoom(let room, let manager) in outcome.effects {
+                tail.bus.append(.closure(RoomClosure(room: room, by: manager, time: now())))
+            }
+        }
         return deliveries
     }
 

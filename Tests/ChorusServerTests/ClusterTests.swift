@@ -230,6 +230,17 @@ final class ClusterTests: XCTestCase {
         XCTAssertTrue(set.params.last!.hasSuffix("ben set echo off in #den"), "\(set)")
     }
 
+    /// A room closed on one node: its members on the other hear who closed it, as those here do.
+    func testARoomClosedOnAnotherNodeNamesWhoClosedIt() throws {
+        let (nodes, ann, ben) = try annAndBenInTheDen()
+        defer { withExtendedLifetime(nodes) {} }
+        ann.send("PRIVMSG #den :!room close")
+        let here = try ann.expect("ann's KICK") { $0.command == "KICK" }
+        XCTAssertEqual(here.params, ["#den", "ann", "Room closed by ann"])
+        let there = try ben.expect("ben's KICK") { $0.command == "KICK" }
+        XCTAssertEqual(there.params, ["#den", "ben", "Room closed by ann"])
+    }
+
     /// Someone who is no manager invites a person connected to another node: an order to that node,
     /// which tells them (a manager's invitation of an account makes it a member instead).
     func testAnInvitationFromSomeoneWhoIsNoManagerReachesAPersonOnAnotherNode() throws {

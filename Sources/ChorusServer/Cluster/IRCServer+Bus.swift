@@ -78,6 +78,8 @@ extension IRCServer {
             guard let room = rooms[Names.fold(order.room)] else { return }
             room.kicksElsewhere = room.kicksElsewhere.filter { now().timeIntervalSince($0.value.time) < Self.kickWordsKept }
             room.kicksElsewhere[Names.fold(order.nick)] = order
+        case .closure(let closure):
+            rooms[closure.room]?.closedElsewhereBy = closure.by
         case .kill(let order):
             guard let client = registry.client(nick: order.nick) else { return }
             logger.notice("KILL \(client.prefix) by \(order.source) on another node")

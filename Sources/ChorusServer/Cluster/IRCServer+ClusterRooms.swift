@@ -18,7 +18,7 @@ extension IRCServer {
 
     func roomChangedElsewhere(_ key: String, _ stored: StoredRoom?) {
         guard let stored else {
-            if rooms[key] != nil { closeRoom(key, by: "a manager") }
+            if let room = rooms[key] { closeRoom(key, by: room.closedElsewhereBy ?? "a manager") }
             return
         }
         guard let room = rooms[key] else {

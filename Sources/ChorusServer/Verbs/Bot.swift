@@ -78,7 +78,7 @@ extension IRCServer {
     func carryOut(_ effects: [Outcome.Effect], askedBy asker: Client?) {
         for effect in effects {
             switch effect {
-            case .closeRoom(let key): closeRoom(key, by: asker?.nick ?? config.serviceNick)
+            case .closeRoom(let key, let manager): closeRoom(key, by: manager)
             case .roomSettings(let key, let settings):
                 rooms[key]?.apply(settings)
                 rooms[key]?.noteChangedHere()
