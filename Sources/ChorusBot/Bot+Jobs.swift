@@ -403,10 +403,12 @@ extension Bot {
     func stats(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let who = try args.next().map { try account($0, inv) } ?? inv.account
         let count = try board.completed(by: who, in: inv.room?.key, askerRooms: Array(inv.rooms.keys), asker: inv.account)
+        // Your own count is said to you: "you have", in all your rooms and on your personal list.
+        let (subject, everywhere) = count.includesPersonal ? ("You have", "all your rooms and on your personal list")
+                                                           : ("\(who) has", "all the rooms you share")
         var lines: [String] = []
-        if let room = inv.room, let n = count.inRoom { lines.append("\(who) has completed \(Self.jobs(n)) in \(room.name).") }
-        lines.append("\(who) has completed \(Self.jobs(count.shared)) in all the rooms you share" +
-                     (count.includesPersonal ? " and on your personal list." : "."))
+        if let room = inv.room, let n = count.inRoom { lines.append("\(subject) completed \(Self.jobs(n)) in \(room.name).") }
+        lines.append("\(subject) completed \(Self.jobs(count.shared)) in \(everywhere).")
         return Outcome(replies: lines)
     }
 }
