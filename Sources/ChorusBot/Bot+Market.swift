@@ -385,7 +385,14 @@ extension Bot {
     }
 
     /// `, bob is told` for a change told to others.
+    /// Who the change was told to: by name when a few (the other party, those who offered), else
+    /// how many (an open request's cancellation reaches every contractor it was posted to).
     private func told(_ event: Event) -> String {
-        event.concerns.isEmpty ? "" : "; \(event.concerns.joined(separator: ", ")) \(event.concerns.count == 1 ? "is" : "are") told"
+        switch event.concerns.count {
+        case 0: return ""
+        case 1: return "; \(event.concerns[0]) is told"
+        case 2...3: return "; \(event.concerns.joined(separator: ", ")) are told"
+        case let n: return "; \(n) contractors are told"
+        }
     }
 }

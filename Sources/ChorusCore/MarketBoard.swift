@@ -76,9 +76,7 @@ public struct MarketBoard: Sendable {
         fresh.updatedAt = fresh.createdAt
         let request = try store.insertRequest(fresh)
         let customer = request.customer
-        let matched = try store.contractors(withSkill: category)
-            .filter { $0.active && !request.isCustomer($0.account) && $0.serves(request.place) }
-            .map(\.account)
+        let matched = try contractorsReached(by: request)
         var data = facts(of: request)
         data["description"] = description
         var events = [event(EventType.requestPosted, request, by: customer, data: data, concerns: matched)]
@@ -127,12 +125,11 @@ public struct MarketBoard: Sendable {
         data["field"] = name
         data["value"] = value
         // Those who offered, and the contractors it now reaches (as a posting would), hear the change.
-        let reached = try store.contractors(withSkill: r.category).filter { $0.active && !r.isCustomer($0.account) && $0.serves(r.place) }
-        return (r, try record(EventType.requestEdited, r, by: actor, data: data, concerns: try offerers(of: r) + reached.map(\.account)))
+        return (r, try record(EventType.requestEdited, r, by: actor, data: data, concerns: try offerers(of: r) + contractorsReached(by: r)))
     }
 
-    /// The customer cancels an open request (those who offered are told), or either party a hired
-    /// one (the other is told). A reason is required: the other side deserves one.
+    /// The customer cancels an open request (those who offered, and the contractors it reaches,
+    /// who may be about to offer, are told), or either party a hired one (the other is told). A reason is required: the other side deserves one.
     public func cancel(_ id: Int64, reason: String, by actor: String) throws -> (ServiceRequest, Event) {
         var r = try request(id, seenBy: actor)
         let why = try Self.text(reason, what: "a reason", max: 300)
@@ -140,7 +137,7 @@ public struct MarketBoard: Sendable {
         switch r.status {
         case .open:
             guard r.isCustomer(actor) else { throw JobError.notAllowed("Only the customer cancels an open request; withdraw by not being hired") }
-            concerns = try offerers(of: r)
+            concerns = try offerers(of: r) + contractorsReached(by: r)
         case .hired, .disputed:
             guard r.isCustomer(actor) || r.isHired(actor) else { throw JobError.notAllowed("Only the customer and the hired contractor cancel request \(id)") }
             concerns = [r.isCustomer(actor) ? r.contractor! : r.customer]
@@ -423,10 +420,17 @@ public struct MarketBoard: Sendable {
         try store.offers(on: r.id).map(\.contractor)
     }
 
+    /// The active contractors whose skills include the request's category and whose area serves
+    /// its place (the skill index finds them), its customer never among them.
+    private func contractorsReached(by r: ServiceRequest) throws -> [String] {
+        try store.contractors(withSkill: r.category).filter { $0.active && !r.isCustomer($0.account) && $0.serves(r.place) }.map(\.account)
+    }
+
     /// A notice about a request held for someone offline, as it reads at their login: with what
     /// the request is now (its status, and for a posting its fields as edited since), or nothing
-    /// when a posting or an edit is of a request no longer open (cancelled, hired, expired) or gone.
-    public static func asNow(_ held: Event, request: ServiceRequest?) -> Event? {
+    /// when a posting or an edit is of a request no longer open (cancelled, hired, expired) or gone,
+    /// or when it is the cancellation of an open request and they had not offered (`offered`).
+    public static func asNow(_ held: Event, request: ServiceRequest?, offered: () throws -> Bool) rethrows -> Event? {
         guard held.type.hasPrefix("request.") else { return held }
         guard let request else { return nil }
         var now = held
@@ -438,6 +442,9 @@ public struct MarketBoard: Sendable {
                 now.data = facts(of: request)
                 now.data["description"] = request.description
             }
+        } else if held.type == EventType.requestCancelled, request.contractor == nil, try !offered() {
+            // To a contractor who was only told of it, an open request's end is as stale as its posting.
+            return nil
         } else {
             now.data["status"] = request.status.rawValue
         }

@@ -251,7 +251,7 @@ final class MarketBoardTests: XCTestCase {
                       .notAllowed("Only the customer cancels an open request; withdraw by not being hired"))
         let (cancelled, event) = try market.cancel(open.id, reason: "fixed it myself", by: "ann")
         XCTAssertEqual(cancelled.status, .cancelled)
-        XCTAssertEqual(event.concerns, ["bob"], "those who offered are told")
+        XCTAssertEqual(event.concerns, ["bob", "cat"], "those who offered, and the contractors it reaches, are told")
 
         let r = try hired()
         let (_, byContractor) = try market.cancel(r.id, reason: "ill", by: "bob")

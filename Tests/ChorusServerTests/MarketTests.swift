@@ -130,6 +130,35 @@ final class MarketTests: XCTestCase {
         XCTAssertFalse(list.contains { $0.params.last?.contains("Bleed the radiators") == true })
     }
 
+    /// An open request's cancellation reaches those who offered and the contractors it was posted
+    /// to, online; held for someone offline, only for one who had offered.
+    func testAnOpenRequestsCancellationReachesThoseItWasPostedTo() throws {
+        server = try TestServer()
+        for name in ["ann", "bob", "cat", "dan"] { try server.addAccount(name, "\(name)-password") }
+        let ann = try server.connect(as: "ann")
+        let bob = try server.connect(as: "bob")
+        var cat = try server.connect(as: "cat")
+        var dan = try server.connect(as: "dan")
+        for c in [bob, cat, dan] { try plumber(c) }
+        _ = try ask(ann, "!request add plumbing Bleed the radiators", expecting: "Request 1 posted")
+        _ = try ask(cat, "!offer 1 30", expecting: "You offered 30")
+        for c in [cat, dan] {
+            c.send("QUIT :out")
+            _ = try c.expect(command: "ERROR")
+        }
+        let answer = try ask(ann, "!request cancel 1 a neighbour did it", expecting: "Request 1 is cancelled")
+        XCTAssertEqual(answer.params.last, "Request 1 is cancelled; cat, bob, dan are told.")
+        _ = try notice(bob, "the cancellation, online") { $0 == "ann cancelled request 1 (plumbing): a neighbour did it" }
+        cat = try server.connect(as: "cat")
+        XCTAssertEqual(try notice(cat, "cat's held notices") { $0.hasPrefix("While you were away") }.params.last, "While you were away (1):")
+        _ = try notice(cat, "the cancellation, held for her offer") { $0 == "ann cancelled request 1 (plumbing): a neighbour did it" }
+        // dan was told of the posting while online and of nothing held: no "While you were away".
+        dan = try server.connect(as: "dan")
+        dan.send("PRIVMSG Chorus :!requests")
+        let first = try notice(dan, "dan's first notice after login") { _ in true }
+        XCTAssertEqual(first.params.last, "Open requests in your skills: none.")
+    }
+
     /// Someone whose offer was not taken learns that, not whom; the customer's history of the
     /// request is the hire, not the "someone else" told to the others, and no line of it offers a
     /// step that is past.

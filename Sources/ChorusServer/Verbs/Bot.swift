@@ -188,7 +188,9 @@ extension IRCServer {
             // A notice about a request says what the request is now, or nothing if it is gone.
             try store.takeQueuedEvents(for: accountKey).compactMap { held in
                 guard held.type.hasPrefix("request."), let id = held.data["request"].flatMap(Int64.init) else { return held }
-                return MarketBoard.asNow(held, request: try store.request(id))
+                return try MarketBoard.asNow(held, request: try store.request(id)) {
+                    try store.offers(on: id).contains { Account.key($0.contractor) == accountKey }
+                }
             }
         }.whenSuccess { queued in
             guard !queued.isEmpty, !client.closing else { return }
