@@ -415,13 +415,15 @@ struct Clock {
         return calendar.date(bySettingHour: h, minute: m, second: 0, of: now)!
     }
 
-    /// `today`, `yesterday`, `mon` (the latest Monday, today included), `2026-11-20`; nil if the
-    /// word is not a day (it is then the start of a note).
+    /// `today`, `yesterday`, `tomorrow`, `mon` (the latest Monday, today included), `2026-11-20`;
+    /// nil if the word is not a day (it is then the start of a note).
     func pastDay(_ word: String) throws -> Date? {
         let w = word.lowercased()
         let today = startOfDay(now)
         if w == "today" { return today }
         if w == "yesterday" { return add(days: -1, to: today) }
+        // A day ahead is still a day, not the start of a note: what is logged on it is refused as the future.
+        if w == "tomorrow" { return add(days: 1, to: today) }
         if let d = When.isoDay(w, calendar) { return d }
         let days = ["mon": 2, "tue": 3, "wed": 4, "thu": 5, "fri": 6, "sat": 7, "sun": 1]
         if let wd = days[String(w.prefix(3))], w.count <= 9, "monday tuesday wednesday thursday friday saturday sunday".contains(w) {
