@@ -243,10 +243,18 @@ extension Bot {
             report.rows[i].note = plan[report.rows[i].label].map { " · planned \(TimeRules.duration($0))" } ?? " · not planned"
         }
         let planTotal = planned.reduce(0) { $0 + $1.seconds }
-        // In the whole minutes the footer shows, so that its figures add up (3h 15m against 1h 30m
-        // is 1h 45m more, whatever seconds each holds).
-        let apart = (sum / 60 - planTotal / 60) * 60
-        let verdict = abs(apart) < 60 ? "as planned" : "\(TimeRules.duration(abs(apart))) \(apart < 0 ? "less" : "more") than planned"
+        // How far apart, mode by mode: two hours of exercise do not make up for two planned hours
+        // of study. In the whole minutes the rows show, so that the figures add up (3h 15m against
+        // 1h 30m is 1h 45m over, whatever seconds each holds).
+        var apart: [String] = []
+        for row in report.rows {
+            guard let plannedSeconds = row.planned else { continue }
+            let off = (row.seconds / 60 - plannedSeconds / 60) * 60
+            if abs(off) >= 60 { apart.append("\(row.label) \(TimeRules.duration(abs(off))) \(off < 0 ? "short" : "over")") }
+        }
+        let outside = report.rows.filter { $0.planned == nil }.reduce(0) { $0 + $1.seconds / 60 * 60 }
+        if outside >= 60 { apart.append("\(TimeRules.duration(outside)) outside the plan") }
+        let verdict = apart.isEmpty ? "as planned" : apart.joined(separator: ", ")
         report.footer = ["Planned \(soFar < to ? "so far " : "")\(TimeRules.duration(planTotal)), logged \(TimeRules.duration(sum)): \(verdict)."]
         return report
     }

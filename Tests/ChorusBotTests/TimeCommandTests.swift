@@ -27,9 +27,16 @@ final class TimeCommandTests: XCTestCase {
         _ = run("!track stop", at: "2026-11-23T09:00:00Z", zone: "UTC", store: store)
         _ = run("!plan add study mon 9:00-10:30", at: "2026-11-23T09:00:00Z", zone: "UTC", store: store)
         _ = run("!track start study", at: "2026-11-23T09:45:00Z", zone: "UTC", store: store)
-        // 2h 00m and 1h 15m 30s logged: 3h 15m; planned 1h 30m: 1h 45m more, not 1h 46m.
+        // 2h 00m and 1h 15m 30s logged: 3h 15m; planned 1h 30m: 1h 45m over, not 1h 46m.
         let report = run("!report day", at: "2026-11-23T11:00:30Z", zone: "UTC", store: store)
-        XCTAssertEqual(report.last, "  Planned so far 1h 30m, logged 3h 15m: 1h 45m more than planned.", "\(report)")
+        XCTAssertEqual(report.last, "  Planned so far 1h 30m, logged 3h 15m: study 1h 45m over.", "\(report)")
+        // Time in another mode does not make up for a planned one: as much exercise as planned study is not "as planned".
+        _ = run("!track stop", at: "2026-11-23T11:00:30Z", zone: "UTC", store: store)
+        _ = run("!plan add work mon 12:00-13:00", at: "2026-11-23T11:00:30Z", zone: "UTC", store: store)
+        _ = run("!track add exercise 12:00-13:00", at: "2026-11-23T13:30:00Z", zone: "UTC", store: store)
+        let apart = run("!report day", at: "2026-11-23T13:30:00Z", zone: "UTC", store: store)
+        XCTAssertEqual(apart.last, "  Planned so far 2h 30m, logged 4h 15m: study 1h 45m over, work 1h 00m short, 1h 00m outside the plan.",
+                       "\(apart)")
     }
 
     /// Paris leaves summer time at 03:00 on Sunday 25 Oct 2026, when clocks go back to 02:00:
