@@ -56,9 +56,10 @@ extension Bot {
                                              minute: clock.calendar.component(.minute, from: at!), second: 0, of: day)
                 }
             }
-            let (entry, events) = try time.stop(at: at, by: inv.account)
-            return Outcome(replies: ["\(what(entry)) stopped at \(clock.time(entry.end!)): \(TimeRules.duration(Int(entry.duration(now: inv.now)))) " +
-                                     "(entry \(entry.id)). Today: \(TimeRules.duration(try today(inv, clock)))."], events: events)
+            let (entry, kept, events) = try time.stop(at: at, by: inv.account)
+            let stopped = kept ? "\(what(entry)) stopped at \(clock.time(entry.end!)): \(TimeRules.duration(Int(entry.duration(now: inv.now)))) (entry \(entry.id))"
+                               : "\(what(entry)) (under a minute) is not kept"
+            return Outcome(replies: ["\(stopped). Today: \(TimeRules.duration(try today(inv, clock)))."], events: events)
         case "limit":
             guard let word = args.next()?.lowercased() else {
                 return Outcome(replies: ["Your timer nudges you once after \(TimeRules.duration(try time.limit(of: inv.account) * 60)). !track limit 10h changes it."])

@@ -64,14 +64,9 @@ public struct TimeBoard: Sendable {
         var replaced = false
         if var running = try store.runningEntry(of: actor) {
             running.end = max(now(), running.start)
-            if running.end!.timeIntervalSince(running.start) < 60 {
-                try store.deleteEntry(running.id)
-                events += try store.insertEvents([personal(EventType.timeCancelled, running)])
-                replaced = true
-            } else {
-                try store.updateEntry(running)
-                events += try closed(running, type: EventType.timeStopped)
-            }
+            let (kept, closing) = try close(running)
+            events += closing
+            replaced = !kept
             stopped = running
         }
         entry.start = now()
@@ -80,15 +75,26 @@ public struct TimeBoard: Sendable {
         return (entry, stopped, replaced, events)
     }
 
-    /// Stops the running timer, now or at a time since it started.
-    public func stop(at time: Date? = nil, by actor: String) throws -> (TimeEntry, [Event]) {
+    /// Stops the running timer, now or at a time since it started. One that ran under a minute
+    /// was a slip: it is not `kept` as a 0m entry.
+    public func stop(at time: Date? = nil, by actor: String) throws -> (entry: TimeEntry, kept: Bool, events: [Event]) {
         guard var running = try store.runningEntry(of: actor) else { throw JobError.invalid("No timer is running. !track start <mode> starts one") }
         let end = time ?? now()
         guard end <= now() else { throw JobError.invalid("That is in the future: a timer stops now or earlier") }
         guard end >= running.start else { throw JobError.invalid("The timer started at a later time than that") }
         running.end = end
-        try store.updateEntry(running)
-        return (running, try closed(running, type: EventType.timeStopped))
+        let (kept, events) = try close(running)
+        return (running, kept, events)
+    }
+
+    /// Ends a timer with the end it is given: stored, or thrown away when it ran under a minute.
+    private func close(_ entry: TimeEntry) throws -> (kept: Bool, events: [Event]) {
+        guard entry.end!.timeIntervalSince(entry.start) >= 60 else {
+            try store.deleteEntry(entry.id)
+            return (false, try store.insertEvents([personal(EventType.timeCancelled, entry)]))
+        }
+        try store.updateEntry(entry)
+        return (true, try closed(entry, type: EventType.timeStopped))
     }
 
     /// Throws the running timer away, as if it never ran.

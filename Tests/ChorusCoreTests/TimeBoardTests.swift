@@ -57,10 +57,27 @@ final class TimeBoardTests: XCTestCase {
         clock = clock.addingTimeInterval(3600)
         assertRefused(try time.stop(at: clock.addingTimeInterval(60), by: "ann"), "That is in the future: a timer stops now or earlier")
         assertRefused(try time.stop(at: clock.addingTimeInterval(-7200), by: "ann"), "The timer started at a later time than that")
-        let (entry, _) = try time.stop(at: clock.addingTimeInterval(-600), by: "ann")
+        let (entry, kept, _) = try time.stop(at: clock.addingTimeInterval(-600), by: "ann")
         XCTAssertEqual(entry.duration(now: clock), 3000)
+        XCTAssertTrue(kept)
         assertRefused(try time.stop(by: "ann"), "No timer is running. !track start <mode> starts one")
         assertRefused(try time.cancel(by: "ann"), "No timer is running")
+    }
+
+    /// A timer stopped under a minute after it started was a slip, as one a start replaces: no 0m entry.
+    func testATimerStoppedUnderAMinuteIsNotKept() throws {
+        let (slip, _, _, _) = try time.start(.mode("work"), note: "", by: "ann")
+        clock = clock.addingTimeInterval(59)
+        let (stopped, kept, events) = try time.stop(by: "ann")
+        XCTAssertEqual(stopped.id, slip.id)
+        XCTAssertFalse(kept)
+        XCTAssertNil(try store.entry(slip.id), "the slip is gone")
+        XCTAssertEqual(events.map(\.type), [EventType.timeCancelled])
+        _ = try time.start(.mode("work"), note: "", by: "ann")
+        clock = clock.addingTimeInterval(60)
+        let (minute, keptMinute, _) = try time.stop(by: "ann")
+        XCTAssertTrue(keptMinute)
+        XCTAssertEqual(try store.entry(minute.id)?.duration(now: clock), 60)
     }
 
     func testEntriesNeverOverlapNorReachIntoTheFuture() throws {
@@ -113,7 +130,7 @@ final class TimeBoardTests: XCTestCase {
         let (_, _, _, startEvents) = try time.start(.job(job.id), note: "", by: "ann")
         XCTAssertFalse(startEvents.contains { $0.type == EventType.timeLogged }, "not at every start")
         clock = clock.addingTimeInterval(5400)
-        let (_, events) = try time.stop(by: "ann")
+        let (_, _, events) = try time.stop(by: "ann")
         let logged = try XCTUnwrap(events.first { $0.type == EventType.timeLogged })
         XCTAssertEqual(logged.room, "#flat")
         XCTAssertEqual(logged.job, job.id)
