@@ -14,7 +14,19 @@ extension Bot {
     }
 
     func profile(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!profile [nick] | !profile set first|last|email <value>"
+        let usage = "!profile [nick] | !profile set first|last|email <value> | !profile export"
+        if args.peek?.lowercased() == "export" {
+            _ = args.next()
+            // Whoever holds the link reads everything of yours: it is shown where only you see it.
+            guard inv.inPrivate else {
+                throw UsageError("Your data's link is a secret: ask for it in a private message to me, not in a room. Nothing was made.")
+            }
+            guard let links else { throw UsageError("Exports are served by the web side, which is off on this server.") }
+            return Outcome(replies: [
+                "Your data, as JSON (every row that is yours or names you; never your password's hash or a token's secret): \(links.export(account: inv.account, now: inv.now))",
+                "The link works for an hour, for whoever holds it.",
+            ])
+        }
         if args.peek?.lowercased() == "set" {
             _ = args.next()
             let word = try args.word("field (first, last or email)", usage: usage).lowercased()

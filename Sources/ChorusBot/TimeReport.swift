@@ -36,6 +36,16 @@ public struct ReportLinks: Sendable {
         "\(base)/photo/\(photo.id).\(photo.kind.fileExtension)?" + signer.sign([("p", String(photo.id))], expires: photo.created + Photo.linkLifetime)
     }
 
+    /// Everything the store holds of `account` as JSON (`!profile export`), for an hour. Its `e`
+    /// field is what no other link carries: a report's link, meant to be pasted in a room, opens
+    /// no export.
+    func export(account: String, now: Date) -> String {
+        "\(base)/export.json?" + signer.sign([("a", account), ("e", "all")], expires: now + Self.exportLifetime)
+    }
+
+    /// An export's link opens it for an hour.
+    public static let exportLifetime: TimeInterval = 3_600
+
     /// The CSV of `!jobs <arguments>` as `account` typed it in `room` (a key; nil in private).
     func jobs(account: String, room: String?, arguments: String, timeZone: String, now: Date) -> String {
         let query = signer.sign([("a", account), ("r", room ?? ""), ("q", arguments), ("tz", timeZone)], expires: now + Self.lifetime)

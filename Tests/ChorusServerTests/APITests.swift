@@ -39,6 +39,7 @@ final class APITests: XCTestCase {
         var status: Int
         var headers: [String: String]
         var json: [String: Any]
+        var text = ""
     }
 
     /// One request on a connection of its own (`Connection: close`), its answer read whole.
@@ -62,7 +63,7 @@ final class APITests: XCTestCase {
         }
         let body = text[blank.upperBound...]
         let json = (try? JSONSerialization.jsonObject(with: Data(body.utf8))) as? [String: Any] ?? [:]
-        return Answer(status: status, headers: headers, json: json)
+        return Answer(status: status, headers: headers, json: json, text: String(body))
     }
 
     /// #flat where members see their own jobs only: alice's job 1, and job 2 given to bob.

@@ -12,7 +12,11 @@ sam (an IRC client) checks.
 
 Usage: Tests/browser/web_views_test.py [path/to/chorusd] [screenshot.png]
 """
+import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 
 from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException
@@ -84,6 +88,15 @@ def check_accessibility(check, driver, wait, where, views):
 
 def log_text(driver):
     return driver.find_element(By.ID, "log").get_attribute("textContent")
+
+
+def read_json(path):
+    """The JSON in the file at path, or None while it is not there whole."""
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
 
 
 def view_text(driver):
@@ -298,6 +311,16 @@ def walk(results, server, width, height, room, sam_nick):
         if revoke:
             revoke[0].click()
             check(f"{size}: Revoke ends it, and the list drops it", soon(wait, lambda d: "spare script" not in d.find_element(By.CSS_SELECTOR, "#room-view .tokens").text))
+        # My data: the whole account as one JSON file, downloaded into a folder of the test's.
+        downloads = tempfile.mkdtemp(prefix="chorus-downloads-")
+        driver.execute_cdp_cmd("Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
+        click_fresh(driver, wait, "#room-view .my-data button")
+        saved = os.path.join(downloads, f"chorus-{me}.json")
+        got = soon(wait, lambda d: read_json(saved))
+        check(f"{size}: Download my data saves the account's data, its jobs among it",
+              got and got["accounts"][0]["name"] == me and any(j["title"] == "Sweep the yard" for j in got.get("jobs", [])),
+              str(got)[:300])
+        shutil.rmtree(downloads, ignore_errors=True)
 
         # Every control on the screen has a name a screen reader can say (text, a label or aria-label).
         for view in ["tab-chat", "tab-time", "tab-requests", "tab-me"]:

@@ -36,6 +36,7 @@ final class WebApplication {
         router.get("/report.csv") { [unowned self] in report($0, as: .csv) }
         router.get("/jobs.csv") { [unowned self] in jobSheet($0) }
         router.get("/calendar.ics") { [unowned self] in calendar($0) }
+        router.get("/export.json") { [unowned self] in export($0) }
         router.get("/photo/:file") { [unowned self] in photo($0) }
         router.get("/socket") { [unowned self] in
             loop.makeSucceededFuture(WebSocketUpgrade.refusal(of: $0.head, allowed: config.webOrigins))

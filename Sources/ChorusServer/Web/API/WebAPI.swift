@@ -55,6 +55,7 @@ final class WebAPI {
             return server.loop.makeSucceededFuture(response)
         }
         router.get("/api/v1/me", asCaller(me))
+        router.get("/api/v1/me/export", asCaller { [unowned self] caller, _ in WebApplication.exportResponse(of: caller.account, server) })
         router.post("/api/v1/commands", asCaller(command))
         router.get("/api/v1/events", asCaller(events))
         router.get("/api/v1/jobs", asCaller(jobs))

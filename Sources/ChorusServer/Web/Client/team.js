@@ -276,6 +276,7 @@ async function mePage() {
         : el('p', { className: 'meta', textContent: 'No turns in the next 7 days.' })),
     profileSection(profile),
     tokensSection(tokens || []),
+    dataSection(account),
     await notificationsSection(),
   ];
 }
@@ -319,6 +320,26 @@ function tokensSection(tokens) {
     String(t.id) === String(mine) ? el('span', { className: 'meta', textContent: '(this device)' }) : actButton('Revoke', `!token revoke ${t.id}`, 'link')));
   return el('section', { className: 'panel-section tokens' }, el('h3', { textContent: 'Logins and tokens' }),
     items.length ? el('ul', { className: 'entries' }, ...items) : el('p', { className: 'meta', textContent: 'No tokens.' }));
+}
+
+/// Everything the server holds of the account, as one JSON file (what `!profile export` links to).
+function dataSection(account) {
+  const status = el('p', { className: 'meta', role: 'status' });
+  const download = el('button', { type: 'button', className: 'link', textContent: 'Download my data' });
+  download.onclick = async () => {
+    const saved = loadSaved();
+    const answer = await fetch('/api/v1/me/export', { headers: { Authorization: `Bearer ${saved && saved.token}` } }).catch(() => null);
+    if (!answer || !answer.ok) { status.textContent = `Not downloaded: ${answer ? `the server answered ${answer.status}` : 'no connection'}.`; return; }
+    const url = URL.createObjectURL(await answer.blob());
+    const link = el('a', { href: url, download: `chorus-${account}.json` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    status.textContent = 'Downloaded.';
+  };
+  return el('section', { className: 'panel-section my-data' }, el('h3', { textContent: 'My data' }),
+    el('p', { className: 'meta', textContent: 'Everything this server holds of your account, as one JSON file.' }), download, status);
 }
 
 // ---- The Requests view: service requests the person posted, was hired for, or may offer on -------

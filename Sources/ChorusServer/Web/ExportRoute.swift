@@ -1,0 +1,37 @@
+import ChorusCore
+import Foundation
+import NIOCore
+
+/// An account's own data, whole (`AccountData`): behind the link `!profile export` gives, and at
+/// `GET /api/v1/me/export` with the account's token.
+extension WebApplication {
+    func export(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
+        let fields: [String: String]
+        switch signedFields(of: request, naming: ["a", "e"]) {
+        case .success(let verified): fields = verified
+        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
+        }
+        guard fields["e"] == "all" else { return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description)) }
+        return Self.exportResponse(of: fields["a"]!, server)
+            .recover { ($0 as? LinkRefusal)?.response ?? .text(.internalServerError, "\($0)") }
+    }
+
+    /// The JSON of `account`'s data, as a download; read after the writes queued before it, so an
+    /// export shows what its asker has just done.
+    static func exportResponse(of account: String, _ server: IRCServer) -> EventLoopFuture<WebResponse> {
+        server.readAfterWrites { store -> Data in
+            guard try store.account(named: account) != nil, let data = try store.exportAccount(named: account) else {
+                throw LinkRefusal(status: .gone, text: "This link's account was deleted: the link no longer works.")
+            }
+            return try data.json() + Data("\n".utf8)
+        }
+        .map { json in
+            var response = WebResponse(status: .ok, body: ByteBuffer(bytes: json))
+            response.headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+            let name = account.filter { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+            response.headers.add(name: "Content-Disposition", value: "attachment; filename=\"chorus-\(name.isEmpty ? "account" : name).json\"")
+            response.headers.add(name: "Cache-Control", value: "no-store")
+            return response
+        }
+    }
+}
