@@ -384,7 +384,6 @@ extension Bot {
         "\(o.contractor): \(Market.money(o.price))" + (o.note.isEmpty ? "" : " — \(o.note)") + " (\(standing.text))"
     }
 
-    /// `, bob is told` for a change told to others.
     /// Who the change was told to: by name when a few (the other party, those who offered), else
     /// how many (an open request's cancellation reaches every contractor it was posted to).
     private func told(_ event: Event) -> String {

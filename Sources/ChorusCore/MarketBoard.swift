@@ -129,7 +129,8 @@ public struct MarketBoard: Sendable {
     }
 
     /// The customer cancels an open request (those who offered, and the contractors it reaches,
-    /// who may be about to offer, are told), or either party a hired one (the other is told). A reason is required: the other side deserves one.
+    /// who may be about to offer, are told), or either party a hired one (the other is told). A
+    /// reason is required: the other side deserves one.
     public func cancel(_ id: Int64, reason: String, by actor: String) throws -> (ServiceRequest, Event) {
         var r = try request(id, seenBy: actor)
         let why = try Self.text(reason, what: "a reason", max: 300)
