@@ -10,12 +10,11 @@ import NIOHTTP1
 /// apps poll it, so it is read beside the Workspace's writer, not queued behind it.
 extension WebApplication {
     func calendar(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
-        let fields: [String: String]
-        switch signedFields(of: request, naming: ["a", "f"]) {
-        case .success(let verified): fields = verified
-        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
-        }
-        guard let id = Int64(fields["f"]!) else { return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description)) }
+        followingLink(request, naming: ["a", "f"], calendar(fields:))
+    }
+
+    private func calendar(fields: [String: String]) -> EventLoopFuture<WebResponse> {
+        guard let id = Int64(fields["f"]!) else { return tamperedLink }
         let account = fields["a"]!
         let (store, now, serverZone, network) = (server.store, server.now, config.timeZone, config.network)
         return server.background { () -> String in

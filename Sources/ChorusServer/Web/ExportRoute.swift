@@ -6,14 +6,11 @@ import NIOCore
 /// `GET /api/v1/me/export` with the account's token.
 extension WebApplication {
     func export(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
-        let fields: [String: String]
-        switch signedFields(of: request, naming: ["a", "e"]) {
-        case .success(let verified): fields = verified
-        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
+        followingLink(request, naming: ["a", "e"]) { fields in
+            guard fields["e"] == "all" else { return tamperedLink }
+            return Self.exportResponse(of: fields["a"]!, server)
+                .recover { ($0 as? LinkRefusal)?.response ?? .text(.internalServerError, "\($0)") }
         }
-        guard fields["e"] == "all" else { return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description)) }
-        return Self.exportResponse(of: fields["a"]!, server)
-            .recover { ($0 as? LinkRefusal)?.response ?? .text(.internalServerError, "\($0)") }
     }
 
     /// The JSON of `account`'s data, as a download; read after the writes queued before it, so an

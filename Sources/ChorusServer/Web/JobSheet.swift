@@ -9,11 +9,10 @@ import NIOHTTP1
 /// of the list the person asked for, as their rooms and the room's visibility allow today.
 extension WebApplication {
     func jobSheet(_ request: WebRequest) -> EventLoopFuture<WebResponse> {
-        let fields: [String: String]
-        switch signedFields(of: request, naming: ["a", "q", "r"]) {
-        case .success(let verified): fields = verified
-        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
-        }
+        followingLink(request, naming: ["a", "q", "r"], jobSheet(fields:))
+    }
+
+    private func jobSheet(fields: [String: String]) -> EventLoopFuture<WebResponse> {
         let account = fields["a"]!, arguments = fields["q"]!, room = fields["r"]!
         let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
         let now = server.now

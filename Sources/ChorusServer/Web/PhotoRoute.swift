@@ -14,11 +14,13 @@ extension WebApplication {
               let kind = ImageFile.Kind(fileExtension: String(name[name.index(after: dot)...])) else {
             return loop.makeSucceededFuture(.text(.notFound, "There is no photo at \(path.prefix(80))."))
         }
-        switch signedFields(of: request, naming: ["p"]) {
-        case .success(let fields) where fields["p"] == String(id): break
-        case .success: return loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description))
-        case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
+        return followingLink(request, naming: ["p"]) { fields in
+            fields["p"] == String(id) ? photo(id, kind) : tamperedLink
         }
+    }
+
+    /// The photo the link names, as stored, if it is still kept and of the kind its name says.
+    private func photo(_ id: Int64, _ kind: ImageFile.Kind) -> EventLoopFuture<WebResponse> {
         let store = server.store
         return server.background { try store.photo(id) }.map { photo in
             guard let photo, photo.kind == kind else { return .text(.notFound, "This photo is no longer kept.") }

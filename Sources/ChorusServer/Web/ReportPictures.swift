@@ -10,20 +10,32 @@ import NIOHTTP1
 /// the web side runs the very report the person asked for, a day long.
 extension WebApplication {
     func report(_ request: WebRequest, as format: ReportFormat) -> EventLoopFuture<WebResponse> {
-        let fields: [String: String]
-        switch signedFields(of: request, naming: ["a", "q"]) {
-        case .success(let verified): fields = verified
+        followingLink(request, naming: ["a", "q"]) { fields in
+            let account = fields["a"]!, arguments = fields["q"]!
+            let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
+            let now = server.now
+            return server.readAfterWrites { store -> TimeReport in
+                let invocation = try Self.linkInvocation(account: account, room: nil, zone: zone, now: now(), store)
+                return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).timeReport(invocation, arguments: arguments)
+            }
+            .map { format.response(for: $0) }
+            .recover { ($0 as? LinkRefusal)?.response ?? .text(.badRequest, "\($0)") }
+        }
+    }
+
+    /// `body` with a link's fields once its signature and time check out and each of `required`
+    /// is there; else the answer that says why the link is not followed.
+    func followingLink(_ request: WebRequest, naming required: [String],
+                       _ body: ([String: String]) -> EventLoopFuture<WebResponse>) -> EventLoopFuture<WebResponse> {
+        switch signedFields(of: request, naming: required) {
+        case .success(let fields): return body(fields)
         case .failure(let refusal): return loop.makeSucceededFuture(refusal.response)
         }
-        let account = fields["a"]!, arguments = fields["q"]!
-        let zone = fields["tz"].flatMap(TimeZone.init(identifier:)) ?? config.timeZone
-        let now = server.now
-        return server.readAfterWrites { store -> TimeReport in
-            let invocation = try Self.linkInvocation(account: account, room: nil, zone: zone, now: now(), store)
-            return try Bot(boards: Boards(store: store, timeZone: zone, now: now)).timeReport(invocation, arguments: arguments)
-        }
-        .map { format.response(for: $0) }
-        .recover { ($0 as? LinkRefusal)?.response ?? .text(.badRequest, "\($0)") }
+    }
+
+    /// The answer to a signed link whose fields do not say what its route needs.
+    var tamperedLink: EventLoopFuture<WebResponse> {
+        loop.makeSucceededFuture(.text(.forbidden, LinkSigner.Refusal.tampered.description))
     }
 
     /// A link's fields once its signature and time check out, with each of `required` present.
