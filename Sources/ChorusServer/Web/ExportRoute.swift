@@ -13,10 +13,13 @@ extension WebApplication {
         }
     }
 
-    /// The JSON of `account`'s data, as a download; read after the writes queued before it, so an
-    /// export shows what its asker has just done.
+    /// The JSON of `account`'s data, as a download. Read and encoded on the background pool, beside
+    /// the Workspace's writer: an export reads every table, and queued behind the writer it would
+    /// hold up everyone's commands while it did. What was answered before the request is committed,
+    /// so it is in the file.
     static func exportResponse(of account: String, _ server: IRCServer) -> EventLoopFuture<WebResponse> {
-        server.readAfterWrites { store -> Data in
+        let store = server.store
+        return server.background { () -> Data in
             guard try store.account(named: account) != nil, let data = try store.exportAccount(named: account) else {
                 throw LinkRefusal(status: .gone, text: "This link's account was deleted: the link no longer works.")
             }
