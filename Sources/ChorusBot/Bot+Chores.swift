@@ -126,7 +126,9 @@ extension Bot {
     func turnLine(_ c: Chore, _ inv: Invocation) throws -> String {
         let t = text(inv)
         let late = c.due < inv.now ? " (overdue)" : ""
-        return "\(c.name): \(c.whoseTurn)'s turn since \(t.short(c.turnSince)), due \(t.short(c.due))\(late); next \(try chores.nextUp(c))"
+        let next = try chores.nextUp(c)
+        return "\(c.name): \(c.whoseTurn)'s turn since \(t.short(c.turnSince)), due \(t.short(c.due))\(late)" +
+            (next == c.whoseTurn ? "" : "; next \(next)")
     }
 
     func turn(_ inv: Invocation, _ args: inout Args) throws -> Outcome {

@@ -75,7 +75,9 @@ public struct EventText: Sendable {
         case EventType.choreOrder:
             return "\(e.actor) set the \(d["chore"] ?? "?") rotation: " + (d["rotation"] ?? "").split(separator: " ").joined(separator: " → ")
         case EventType.turnStarted:
-            return "It is \(d["turn"] ?? "?")'s turn for \(d["chore"] ?? "?"), due \(dueText(d["due"]) ?? "?") (then \(d["next"] ?? "?"))"
+            // "then" names someone else: alone in a rotation (or with everyone else away) there is no one to name.
+            let then = d["next"].flatMap { $0 == d["turn"] ? nil : " (then \($0))" } ?? ""
+            return "It is \(d["turn"] ?? "?")'s turn for \(d["chore"] ?? "?"), due \(dueText(d["due"]) ?? "?")\(then)"
         case EventType.turnDone:
             let covering = d["covered"].map { ", covering for \($0)" } ?? ""
             return "\(e.actor) did \(d["chore"] ?? "?")\(covering)" + (d["late"] != nil ? " (late)" : "")
