@@ -376,7 +376,7 @@ extension Bot {
     /// the others who offered only that it went to someone else.
     private func hireText(_ r: ServiceRequest, _ inv: Invocation) -> String? {
         guard let contractor = r.contractor else { return nil }
-        if r.isHired(inv.account) { return "you are hired" }
+        if r.isHired(inv.account) { return r.status == .hired ? "you are hired" : "you were hired" }
         return r.isCustomer(inv.account) ? "hired \(contractor)" : "went to someone else"
     }
 
