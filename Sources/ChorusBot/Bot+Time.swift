@@ -107,12 +107,12 @@ extension Bot {
             default:
                 throw UsageError("You can change start, end, mode or note. Usage: \(editUsage)")
             }
-            let (edited, event) = try time.edit(entry.id, field, by: inv.account)
-            return Outcome(replies: ["Entry \(edited.id): \(what(edited)) \(clock.span(edited))."], events: [event])
+            let (edited, events) = try time.edit(entry.id, field, by: inv.account)
+            return Outcome(replies: ["Entry \(edited.id): \(what(edited)) \(clock.span(edited))."], events: events)
         case "rm", "remove", "delete":
             let id = try entryNumber(&args, usage: "!track rm <entry>")
-            let (entry, event) = try time.remove(id, by: inv.account)
-            return Outcome(replies: ["Entry \(entry.id) (\(what(entry)) \(clock.span(entry))) removed."], events: [event])
+            let (entry, events) = try time.remove(id, by: inv.account)
+            return Outcome(replies: ["Entry \(entry.id) (\(what(entry)) \(clock.span(entry))) removed."], events: events)
         case "log":
             let period = args.rest()
             let (from, to, title) = try clock.period(period.isEmpty ? "today" : period)

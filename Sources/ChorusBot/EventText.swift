@@ -122,6 +122,10 @@ public struct EventText: Sendable {
         case EventType.timeLogged:
             let minutes = Int(d["minutes"] ?? "") ?? 0
             return "\(e.actor) logged \(TimeRules.duration(minutes * 60)) on \(itJob)"
+        case EventType.timeCorrected:
+            let minutes = Int(d["minutes"] ?? "") ?? 0, previous = Int(d["previous"] ?? "") ?? 0
+            if minutes == 0 { return "\(e.actor) took back the \(TimeRules.duration(previous * 60)) they logged on \(itJob)" }
+            return "\(e.actor) corrected their time on \(itJob) to \(TimeRules.duration(minutes * 60)) (it was \(TimeRules.duration(previous * 60)))"
         case EventType.timeNudge:
             let what = d["job"].map { "Your timer on job \($0)" } ?? "Your \(d["mode"] ?? "") timer"
             return "\(what) has been running for \(TimeRules.duration((Int(d["minutes"] ?? "") ?? 0) * 60)): " +

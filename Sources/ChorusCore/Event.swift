@@ -101,6 +101,8 @@ public enum EventType {
     public static let timeEdited = "time.edited"
     public static let timeRemoved = "time.removed"
     public static let timeLogged = "time.logged"
+    /// Time a room's job was told of was changed or taken back: `minutes` now, `previous` before.
+    public static let timeCorrected = "time.corrected"
     /// A timer ran past its owner's limit: told to them alone, once.
     public static let timeNudge = "time.nudge"
     public static let timeLimit = "time.limit"
@@ -115,7 +117,7 @@ public enum EventType {
         turnSwapDeclined, choreEdited, memberAway, memberBack, turnOverdue, listItemAdded, listItemDone, listItemRemoved, memberAdded,
         memberRole, choreLeft, requestPosted, requestEdited, requestCancelled, requestOffered, requestHired, requestDone,
         requestConfirmed, requestDisputed, requestReviewed, requestExpired, requestMessage, timeStarted, timeStopped, timeCancelled,
-        timeAdded, timeEdited, timeRemoved, timeLogged, timeNudge, timeLimit, timePlanReminders, timePlanned,
+        timeAdded, timeEdited, timeRemoved, timeLogged, timeCorrected, timeNudge, timeLimit, timePlanReminders, timePlanned,
     ]
 }
 

@@ -3,7 +3,8 @@ import Foundation
 /// The rules of tracked time: one timer per person, entries that never overlap, nothing in the
 /// future, modes of one's own, and time on a job only on a job one may see. Starts, stops and edits
 /// are stored as events with the change, for nobody but the person; time on a room's job is told to
-/// the room once, when its entry closes (`time.logged`).
+/// the room when its entry closes (`time.logged`), and again if that time is changed or taken back
+/// (`time.corrected`).
 public struct TimeBoard: Sendable {
     public let store: any Store & JobStore & TimeStore
     public let jobs: JobBoard
@@ -144,8 +145,11 @@ public struct TimeBoard: Sendable {
         case note(String)
     }
 
-    public func edit(_ id: Int64, _ field: Field, by actor: String) throws -> (TimeEntry, Event) {
-        var entry = try own(id, by: actor)
+    /// Changes a field of an entry. When that changes the time a finished entry gave a room's job,
+    /// the room hears it, as it heard the time logged.
+    public func edit(_ id: Int64, _ field: Field, by actor: String) throws -> (TimeEntry, [Event]) {
+        let before = try own(id, by: actor)
+        var entry = before
         let name: String
         switch field {
         case .start(let date): entry.start = date; name = "start"
@@ -161,13 +165,14 @@ public struct TimeBoard: Sendable {
         try store.updateEntry(entry)
         var event = personal(EventType.timeEdited, entry)
         event.data["field"] = name
-        return (entry, try store.insertEvents([event])[0])
+        return (entry, try store.insertEvents([event] + jobsTold(before: before, after: entry)))
     }
 
-    public func remove(_ id: Int64, by actor: String) throws -> (TimeEntry, Event) {
+    /// Removes an entry; time it gave a room's job is taken back, and the room hears it.
+    public func remove(_ id: Int64, by actor: String) throws -> (TimeEntry, [Event]) {
         let entry = try own(id, by: actor)
         try store.deleteEntry(id)
-        return (entry, try store.insertEvents([personal(EventType.timeRemoved, entry)])[0])
+        return (entry, try store.insertEvents([personal(EventType.timeRemoved, entry)] + jobsTold(before: entry, after: nil)))
     }
 
     /// The actor's entry `id`; someone else's is answered as if it did not exist.
@@ -356,7 +361,8 @@ public struct TimeBoard: Sendable {
     /// and overlaps none of the owner's other entries (the clash is named).
     private func check(_ entry: TimeEntry) throws {
         let end = entry.end ?? now()
-        guard entry.start < end else { throw JobError.invalid("An entry ends after it starts") }
+        // A running timer may have started this very second; a finished entry lasts some time.
+        guard entry.isRunning ? entry.start <= end : entry.start < end else { throw JobError.invalid("An entry ends after it starts") }
         guard end <= now(), entry.start <= now() else { throw JobError.invalid("That is in the future: time is logged once it is spent") }
         if let clash = try store.overlapping(entry.account, from: entry.start, to: end, now: now(), excluding: entry.id == 0 ? nil : entry.id).first {
             throw JobError.invalid("That overlaps entry \(clash.id) (\(clash.job.map { "job \($0)" } ?? clash.mode))")
@@ -384,13 +390,34 @@ public struct TimeBoard: Sendable {
     /// The events of an entry that has closed: the person's own, and, for time on a room's job, the
     /// room's `time.logged`.
     private func closed(_ e: TimeEntry, type: String) throws -> [Event] {
-        var events = [personal(type, e)]
-        if let id = e.job, let room = e.room, let end = e.end, let job = try store.job(id) {
-            let minutes = Int(end.timeIntervalSince(e.start)) / 60
-            let logged = Event(type: EventType.timeLogged, room: room, job: id, actor: e.account,
-                               data: ["minutes": String(minutes), "title": job.title], at: now())
-            events.append(try jobs.withAudience(logged, job: job, extra: [e.account]))
+        try store.insertEvents([personal(type, e)] + jobsTold(before: nil, after: e))
+    }
+
+    /// What a room hears when a finished entry's time on its job changes: `time.logged` for time
+    /// a job gains, `time.corrected` (`minutes` now, `previous` before) for a job whose time changed
+    /// or went; a running entry's time was never told, and is not now.
+    private func jobsTold(before: TimeEntry?, after: TimeEntry?) throws -> [Event] {
+        func told(_ e: TimeEntry?) -> (job: Int64, minutes: Int)? {
+            guard let e, let job = e.job, e.room != nil, let end = e.end else { return nil }
+            return (job, Int(end.timeIntervalSince(e.start)) / 60)
         }
-        return try store.insertEvents(events)
+        let was = told(before), now = told(after)
+        var events: [Event] = []
+        if let was, was.job != now?.job || was.minutes != now?.minutes {
+            let minutes = was.job == now?.job ? now!.minutes : 0
+            events += try jobEvent(EventType.timeCorrected, was.job, minutes: minutes, previous: was.minutes, by: (before ?? after)!.account)
+        }
+        if let now, now.job != was?.job {
+            events += try jobEvent(EventType.timeLogged, now.job, minutes: now.minutes, previous: nil, by: after!.account)
+        }
+        return events
+    }
+
+    private func jobEvent(_ type: String, _ id: Int64, minutes: Int, previous: Int?, by account: String) throws -> [Event] {
+        guard let job = try store.job(id), let room = job.room else { return [] }
+        var data = ["minutes": String(minutes), "title": job.title]
+        data["previous"] = previous.map(String.init)
+        let event = Event(type: type, room: room, job: id, actor: account, data: data, at: now())
+        return [try jobs.withAudience(event, job: job, extra: [account])]
     }
 }

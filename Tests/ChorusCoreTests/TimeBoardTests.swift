@@ -104,9 +104,9 @@ final class TimeBoardTests: XCTestCase {
         assertRefused(try time.edit(a.id, .end(at("2026-11-23T08:10:00Z")), by: "ann"), "That overlaps entry \(b.id) (work)")
         assertRefused(try time.edit(a.id, .start(at("2026-11-23T08:10:00Z")), by: "ann"), "An entry ends after it starts")
         assertRefused(try time.edit(a.id, .note("mine"), by: "ben"), "You have no entry \(a.id): !track log shows yours")
-        let (edited, event) = try time.edit(a.id, .start(at("2026-11-23T06:30:00Z")), by: "ann")
+        let (edited, events) = try time.edit(a.id, .start(at("2026-11-23T06:30:00Z")), by: "ann")
         XCTAssertEqual(edited.duration(now: clock), 5400)
-        XCTAssertEqual(event.data["field"], "start")
+        XCTAssertEqual(events.map { $0.data["field"] }, ["start"])
         XCTAssertEqual(try time.edit(b.id, .target(.mode("break")), by: "ann").0.mode, "break")
         assertRefused(try time.remove(b.id, by: "ben"), "You have no entry \(b.id): !track log shows yours")
         _ = try time.remove(b.id, by: "ann")
@@ -139,6 +139,32 @@ final class TimeBoardTests: XCTestCase {
         XCTAssertFalse(try store.events(of: job.id, limit: 10).contains { $0.type == EventType.timeStarted },
                        "a job's activity shows time logged, not someone's starts")
         assertRefused(try time.start(.job(job.id), note: "", by: "ben"), "There is no job \(job.id) that you can see")
+    }
+
+    /// Time the room was told of, changed afterwards: the room hears the correction, or that it
+    /// was taken back, and the job's total follows.
+    func testChangingTimeAJobWasToldOfTellsTheRoomAgain() throws {
+        let sink = try XCTUnwrap(jobs.add(title: "Fix the sink", assignee: nil, in: "#flat", by: "ann").job)
+        let door = try XCTUnwrap(jobs.add(title: "Oil the door", assignee: nil, in: "#flat", by: "ann").job)
+        let (entry, _) = try time.add(.job(sink.id), from: at("2026-11-23T07:00:00Z"), to: at("2026-11-23T08:30:00Z"), note: "", by: "ann")
+        func told(_ events: [Event]) -> [String] {
+            events.filter { $0.room != nil }.map { "\($0.type) job \($0.job!) \($0.data["minutes"]!) was \($0.data["previous"] ?? "-")" }
+        }
+
+        XCTAssertEqual(told(try time.edit(entry.id, .end(at("2026-11-23T08:00:00Z")), by: "ann").1), ["time.corrected job \(sink.id) 60 was 90"])
+        XCTAssertEqual(try time.seconds(onJob: sink.id), 3600)
+        XCTAssertEqual(told(try time.edit(entry.id, .note("washer"), by: "ann").1), [], "a note changes no time")
+        XCTAssertEqual(told(try time.edit(entry.id, .target(.job(door.id)), by: "ann").1),
+                       ["time.corrected job \(sink.id) 0 was 60", "time.logged job \(door.id) 60 was -"])
+        XCTAssertEqual(try time.seconds(onJob: sink.id), 0)
+        XCTAssertEqual(told(try time.edit(entry.id, .target(.mode("work")), by: "ann").1), ["time.corrected job \(door.id) 0 was 60"])
+        XCTAssertEqual(told(try time.edit(entry.id, .target(.job(sink.id)), by: "ann").1), ["time.logged job \(sink.id) 60 was -"])
+        XCTAssertEqual(told(try time.remove(entry.id, by: "ann").1), ["time.corrected job \(sink.id) 0 was 60"])
+        XCTAssertEqual(try time.seconds(onJob: sink.id), 0)
+
+        // A running timer's time was never told: moving it tells nobody.
+        let (running, _, _, _) = try time.start(.job(sink.id), note: "", by: "ann")
+        XCTAssertEqual(told(try time.edit(running.id, .target(.job(door.id)), by: "ann").1), [])
     }
 
     func testModesOfOnesOwn() throws {

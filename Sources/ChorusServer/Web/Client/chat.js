@@ -119,7 +119,7 @@ const EVENT_WORDS = {
   'request.confirmed': 'confirmed', 'request.disputed': 'disputed', 'request.reviewed': 'review', 'request.expired': 'expired',
   'request.message': 'message', 'list.item.added': 'added', 'list.item.done': 'ticked', 'list.item.removed': 'removed',
   'member.added': 'new member', 'member.role': 'role changed', 'member.away': 'away', 'member.back': 'back',
-  'room.settings': 'settings', 'time.logged': 'logged', 'time.nudge': 'timer still running', 'time.planned': 'planned',
+  'room.settings': 'settings', 'time.logged': 'logged', 'time.corrected': 'time corrected', 'time.nudge': 'timer still running', 'time.planned': 'planned',
 };
 
 function eventWords(event) {
