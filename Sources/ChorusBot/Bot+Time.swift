@@ -98,7 +98,7 @@ extension Bot {
                 var day = clock.startOfDay(entry.start)
                 if let word = args.peek, let d = try clock.pastDay(word) { _ = args.next(); day = d }
                 var date = clock.calendar.date(bySettingHour: h, minute: m, second: 0, of: day)!
-                if name == "end", date <= entry.start, args.isEmpty { date = clock.add(days: 1, to: date) }
+                if name == "end", date < entry.start, args.isEmpty { date = clock.add(days: 1, to: date) }
                 field = name == "start" ? .start(date) : .end(date)
             case "mode":
                 field = .target(try self.target(&args, usage: editUsage))
@@ -450,7 +450,7 @@ struct Clock {
         }
         let start = calendar.date(bySettingHour: a.0, minute: a.1, second: 0, of: day)!
         var end = calendar.date(bySettingHour: b.0, minute: b.1, second: 0, of: day)!
-        if end <= start { end = calendar.date(bySettingHour: b.0, minute: b.1, second: 0, of: add(days: 1, to: day))! }
+        if end < start { end = calendar.date(bySettingHour: b.0, minute: b.1, second: 0, of: add(days: 1, to: day))! }
         return (start, end)
     }
 
