@@ -43,7 +43,9 @@ final class HistoryBuffer {
         switch gathering {
         case .wait(let delay):
             flushScheduled = true
-            loop.scheduleTask(in: delay) { self.flush() }
+            // A callback, not `scheduleTask`: no promise, future and closures to make for every
+            // batch, which in a quiet room is every line.
+            do { try loop.assumeIsolatedUnsafeUnchecked().scheduleCallback(in: delay, handler: self) } catch { flush() }
         case .whileOneIsWritten:
             guard writing == 0 else { return }  // the batch being written hands these on when it is done
             flushScheduled = true
@@ -70,4 +72,8 @@ final class HistoryBuffer {
             }
         })
     }
+}
+
+extension HistoryBuffer: NIOScheduledCallbackHandler {
+    func handleScheduledCallback(eventLoop: some EventLoop) { flush() }
 }
