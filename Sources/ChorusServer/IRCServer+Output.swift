@@ -17,7 +17,9 @@ extension IRCServer {
     /// turn: a channel write per line (NIO's pipeline and pending-writes bookkeeping) was a third of
     /// the server's CPU in saturated fan-out. The first line of a turn is kept as it is (often the
     /// bytes shared by every member); a second one copies it and appends.
-    func write(_ buffer: ByteBuffer, to client: Client) {
+    /// The buffer is consumed: one a broadcast made is moved into the client's output, where a
+    /// borrowed one was retained there and released by the caller, for every recipient.
+    func write(_ buffer: consuming ByteBuffer, to client: Client) {
         guard !client.closing else { return }
         guard client.replaysReading == 0 else {
             let key = ObjectIdentifier(client)
@@ -28,7 +30,7 @@ extension IRCServer {
     }
 
     /// Writes the answer to the client's own line (a reply, a join's replay): never held back.
-    func writeAnswer(_ buffer: ByteBuffer, to client: Client) {
+    func writeAnswer(_ buffer: consuming ByteBuffer, to client: Client) {
         guard !client.closing else { return }
         queue(buffer, for: client)
     }
@@ -53,9 +55,9 @@ extension IRCServer {
         if !client.closing { queue(held, for: client) }
     }
 
-    private func queue(_ buffer: ByteBuffer, for client: Client) {
+    private func queue(_ buffer: consuming ByteBuffer, for client: Client) {
         if client.outbound == nil {
-            client.outbound = buffer
+            client.outbound = consume buffer
         } else {
             client.outbound!.writeImmutableBuffer(buffer)
         }
@@ -76,8 +78,7 @@ extension IRCServer {
         dirty.removeAll(keepingCapacity: true)
         for client in batch {
             client.hasPendingWrites = false
-            guard var bytes = client.outbound else { continue }
-            client.outbound = nil
+            guard var bytes = client.outbound.take() else { continue }  // moved out, not copied and cleared
             guard let socket = client.socket else {
                 client.activity &+= 1
                 // A buffer swift-nio-ssl makes here (its last one still queued) is this connection's.
