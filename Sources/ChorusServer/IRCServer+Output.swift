@@ -17,8 +17,8 @@ extension IRCServer {
     /// turn: a channel write per line (NIO's pipeline and pending-writes bookkeeping) was a third of
     /// the server's CPU in saturated fan-out. The first line of a turn is kept as it is (often the
     /// bytes shared by every member); a second one copies it and appends.
-    /// The buffer is consumed: one a broadcast made is moved into the client's output, where a
-    /// borrowed one was retained there and released by the caller, for every recipient.
+    /// The buffer is consumed: bytes a broadcast made move into the client's output, without a
+    /// retain there and a release in the caller for every recipient.
     func write(_ buffer: consuming ByteBuffer, to client: Client) {
         guard !client.closing else { return }
         guard client.replaysReading == 0 else {
