@@ -156,6 +156,32 @@ final class OutputTests: XCTestCase {
         }
         XCTAssertEqual(numbers, Array(0..<sent))
     }
+
+    /// A turn's lines to one client are gathered by `ByteBuffer.append`: bytes shared with other
+    /// recipients stay as they were, small and large lines come out whole and in order.
+    func testATurnsLinesAreGatheredWithoutTouchingSharedBytes() {
+        let allocator = ByteBufferAllocator()
+        let shared = allocator.buffer(string: "first\r\n")
+        var out = shared
+        out.append(allocator.buffer(string: ""), allocator: allocator)
+        XCTAssertEqual(out.capacity, shared.capacity, "an empty line changes nothing")
+        var expected = "first\r\n"
+        for i in 0..<200 {  // past the first 4 KiB, so the buffer grows as well
+            let line = "line \(i) " + String(repeating: "y", count: i) + "\r\n"
+            out.append(allocator.buffer(string: line), allocator: allocator)
+            expected += line
+        }
+        XCTAssertEqual(String(buffer: out), expected)
+        XCTAssertEqual(String(buffer: shared), "first\r\n", "the broadcast's own bytes are not written into")
+
+        // A first line larger than a turn's room is shared too, and copied before it is added to.
+        let big = allocator.buffer(string: String(repeating: "z", count: 5000) + "\r\n")
+        var other = big
+        other.append(allocator.buffer(string: "after\r\n"), allocator: allocator)
+        XCTAssertEqual(String(buffer: other), String(repeating: "z", count: 5000) + "\r\nafter\r\n")
+        XCTAssertEqual(big.readableBytes, 5002)
+        XCTAssertFalse(String(buffer: big).contains("after"))
+    }
 }
 
 /// A plaintext client on a blocking socket that reads only when asked, with a small receive buffer,
