@@ -57,7 +57,7 @@ extension Bot {
     }
 
     func room(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
-        let usage = "!room | !room add <account> | !room set open on|off | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room set market on|off | !room close"
+        let usage = "!room | !room add <account> … | !room set open on|off | !room set visibility all|own | !room set creators everyone|managers | !room set echo on|off | !room set market on|off | !room close"
         let room = try self.room(inv, &args, required: true)!
         guard let sub = args.next()?.lowercased() else {
             let s = try board.settings(of: room.key)
@@ -87,10 +87,21 @@ extension Bot {
             }
             return Outcome(events: [event], effects: [.roomSettings(room: room.key, try board.settings(of: room.key))])
         case "add":
-            let who = try args.word("account", usage: usage)
-            let name = who.hasPrefix("@") ? String(who.dropFirst()) : who
-            let (membership, event) = try rooms.add(inv.onlineAccounts[Account.key(name)] ?? name, to: room.key, by: inv.account)
-            return Outcome(events: [event], effects: [.memberAdded(room: membership.room, account: membership.account)])
+            // Several at once (`!room add bob cat`): each is added or told why not, as alone.
+            var names = [try args.word("account", usage: usage)]
+            while let next = args.next() { names.append(next) }
+            var outcome = Outcome()
+            for who in names {
+                let name = who.hasPrefix("@") ? String(who.dropFirst()) : who
+                do {
+                    let (membership, event) = try rooms.add(inv.onlineAccounts[Account.key(name)] ?? name, to: room.key, by: inv.account)
+                    outcome.events.append(event)
+                    outcome.effects.append(.memberAdded(room: membership.room, account: membership.account))
+                } catch JobError.invalid(let why) where names.count > 1 {
+                    outcome.replies.append(why)
+                }
+            }
+            return outcome
         case "close", "delete":
             try rooms.close(room.key, by: inv.account)
             return Outcome(replies: ["\(room.name) is closed: its members, settings and jobs are gone."], effects: [.closeRoom(room.key, by: inv.nick)])

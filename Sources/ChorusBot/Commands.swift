@@ -170,9 +170,9 @@ extension Bot {
                    summary: "Show or set the time zone your due times are read and shown in, e.g. Europe/Paris.",
                    example: "!tz Europe/Paris", audience: .anyone, run: { try $0.tz($1, &$2) }),
         BotCommand(name: "room", aliases: [], syntax: [
-            "!room", "!room add <account>", "!room set open on|off", "!room set visibility all|own", "!room set creators everyone|managers", "!room set echo on|off",
+            "!room", "!room add <account> [<account> …]", "!room set open on|off", "!room set visibility all|own", "!room set creators everyone|managers", "!room set echo on|off",
             "!room set market on|off", "!room close",
-        ], summary: "Show or change how the room runs jobs; `market on` lets it hear every new service request; `add` makes an account a member, connected or not; `close` deletes the room for good.",
+        ], summary: "Show or change how the room runs jobs; `market on` lets it hear every new service request; `add` makes accounts members, connected or not; `close` deletes the room for good.",
                    example: "!room set visibility own", audience: .member, run: { try $0.room($1, &$2) }),
         BotCommand(name: "contractor", aliases: [], syntax: [
             "!contractor", "!contractor on|off", "!contractor skills <skill>, <skill> …", "!contractor rate <per hour>",
