@@ -316,13 +316,16 @@ public struct ChoreBoard: Sendable {
         return try store.updateChore(chore, events: events)
     }
 
-    /// Changes how often or at what time a chore comes round; the current turn keeps its person.
+    /// Changes how often or at what time a chore comes round; the current turn keeps its person,
+    /// and is due at the first new slot on or after the day it was due (from now, if that day has
+    /// passed): turns done early stay done, and a new time of day does not bring a turn weeks forward.
     public func edit(_ name: String, frequency: Frequency?, hour: Int?, minute: Int?, in room: String, by actor: String) throws -> [Event] {
         guard try role(actor, room) == .manager else { throw JobError.notAllowed("Only managers edit chores") }
         var chore = try chore(name, room)
         if let frequency { chore.frequency = frequency }
         if let hour, let minute { chore.hour = hour; chore.minute = minute }
-        chore.due = chore.frequency.first(after: now(), hour: chore.hour, minute: chore.minute, calendar: calendar)
+        let from = max(calendar.startOfDay(for: chore.due).addingTimeInterval(-1), now())
+        chore.due = chore.frequency.first(after: from, hour: chore.hour, minute: chore.minute, calendar: calendar)
         if let frequency { chore.frequency = frequency.anchored(at: chore.due, calendar: calendar) }
         chore.lastReminder = nil
         chore.roomToldOverdue = false

@@ -136,6 +136,29 @@ final class ChoreBoardTests: XCTestCase {
         XCTAssertEqual(dues(.monthly, from: "2026-01-15T18:00:00Z", count: 1), ["2026-02-15"])
     }
 
+    func testAnEditKeepsTheDayATurnIsDueOn() throws {
+        // Monday 23 Nov, 10:00 in Paris: a weekly chore due at 18:00 today, done early twice.
+        _ = try board.add(name: "bins", frequency: .weeks(1), hour: 18, minute: 0, from: nil, among: ["ann", "ben", "cat"],
+                          in: "#flat", by: "ann")
+        _ = try board.done("bins", in: "#flat", by: "ann")
+        _ = try board.done("bins", in: "#flat", by: "ben")
+        func due() throws -> String { local(try XCTUnwrap(try store.chore(named: "bins", in: "#flat")).due) }
+        XCTAssertEqual(try due(), "2026-12-07T18:00:00+01:00")
+
+        // A new time of day: the same day, not the next slot from now (this evening).
+        _ = try board.edit("bins", frequency: nil, hour: 7, minute: 30, in: "#flat", by: "ann")
+        XCTAssertEqual(try due(), "2026-12-07T07:30:00+01:00")
+        // How often: the first new slot on or after that day.
+        _ = try board.edit("bins", frequency: .weekdays([5]), hour: nil, minute: nil, in: "#flat", by: "ann")
+        XCTAssertEqual(try due(), "2026-12-10T07:30:00+01:00")  // the Thursday after
+        XCTAssertEqual(try store.chore(named: "bins", in: "#flat")?.whoseTurn, "cat")
+
+        // A turn whose day has passed is due at the next slot from now.
+        clock.now = ISO8601DateFormatter().date(from: "2026-12-12T09:00:00Z")!  // Saturday
+        _ = try board.edit("bins", frequency: .days(2), hour: 20, minute: 0, in: "#flat", by: "ann")
+        XCTAssertEqual(try due(), "2026-12-12T20:00:00+01:00")
+    }
+
     func testAWeekdayChoreStartingLaterFallsOnItsWeekday() throws {
         // `every sun from 2026-12-01`: 1 December is a Tuesday; the first turn is Sunday the 6th.
         let start = ISO8601DateFormatter().date(from: "2026-12-01T00:00:00Z")!
