@@ -13,11 +13,14 @@ extension Bot {
         switch verb {
         case "add", "new":
             let name = try args.word("chore name", usage: Self.choreUsage)
-            guard args.next()?.lowercased() == "every" else { throw UsageError("Say how often: \(Self.choreUsage)") }
-            var frequencyWords: [String] = []
-            while let w = args.peek, !["at", "from", "among"].contains(w.lowercased()) { frequencyWords.append(args.next()!) }
-            guard let frequency = Frequency.parse(frequencyWords.joined(separator: " ")) else {
-                throw UsageError("Cannot read \"\(frequencyWords.joined(separator: " "))\" as a frequency: day, week, 3 days, 2 weeks, mon,thu, weekdays, month")
+            let frequency: Frequency
+            switch args.next()?.lowercased() {
+            case "every"?:
+                frequency = try Self.frequency(&args, until: ["at", "from", "among"])
+            case let word? where Frequency.adverbs.contains(word):
+                frequency = Frequency.parse(word)!
+            default:
+                throw UsageError("Say how often: \(Self.choreUsage)")
             }
             var hour = 18, minute = 0
             var start: Date?
@@ -56,12 +59,9 @@ extension Bot {
             var time: (Int, Int)?
             while let w = args.next()?.lowercased() {
                 if w == "every" {
-                    var words: [String] = []
-                    while let p = args.peek, p.lowercased() != "at" { words.append(args.next()!) }
-                    guard let f = Frequency.parse(words.joined(separator: " ")) else {
-                        throw UsageError("Cannot read \"\(words.joined(separator: " "))\" as a frequency: day, week, 3 days, 2 weeks, mon,thu, weekdays, month")
-                    }
-                    frequency = f
+                    frequency = try Self.frequency(&args, until: ["at"])
+                } else if Frequency.adverbs.contains(w) {
+                    frequency = Frequency.parse(w)
                 } else if w == "at" {
                     let t = try args.word("time of day", usage: Self.choreUsage)
                     guard let parsed = When.time(t.lowercased()) else { throw UsageError("\"\(t)\" is not a time of day like 20:00 or 8pm") }
@@ -217,5 +217,15 @@ extension Bot {
         let all = try chores.lists(in: room.key, by: inv.account)
         guard !all.isEmpty else { return Outcome(replies: ["No lists in \(room.name) yet: !list groceries add milk"]) }
         return Outcome(replies: ["Lists in \(room.name): " + all.map { "\($0.name) (\($0.items.filter { !$0.done }.count) to do)" }.joined(separator: ", ")])
+    }
+
+    /// The words after `every`, up to the next of `stops`, as a frequency.
+    private static func frequency(_ args: inout Args, until stops: Set<String>) throws -> Frequency {
+        var words: [String] = []
+        while let w = args.peek, !stops.contains(w.lowercased()) { words.append(args.next()!) }
+        guard let frequency = Frequency.parse(words.joined(separator: " ")) else {
+            throw UsageError("Cannot read \"\(words.joined(separator: " "))\" as a frequency: day, week, 3 days, 2 weeks, fortnight, mon,thu, weekdays, month")
+        }
+        return frequency
     }
 }

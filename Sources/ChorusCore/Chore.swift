@@ -14,7 +14,8 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
 
     static let dayNames = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
 
-    /// Reads `day`, `week`, `3 days`, `2 weeks`, `mon,thu`, `month` (and `daily`, `weekly`, `monthly`).
+    /// Reads `day`, `week`, `3 days`, `2 weeks`, `fortnight`, `other day`, `mon,thu`, `month` (and
+    /// `daily`, `weekly`, `fortnightly`, `monthly`).
     public static func parse(_ text: String) -> Frequency? {
         let words = text.lowercased().split(separator: " ").map(String.init)
         switch words.count {
@@ -22,6 +23,7 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
             switch words[0] {
             case "day", "daily", "1day": return .days(1)
             case "week", "weekly": return .weeks(1)
+            case "fortnight", "fortnightly": return .weeks(2)
             case "month", "monthly": return .monthly
             case "weekday", "weekdays": return .weekdays([2, 3, 4, 5, 6])
             case "weekend", "weekends": return .weekdays([1, 7])
@@ -32,6 +34,7 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
                 return .weekdays(Array(Set(numbers)).sorted())
             }
         case 2:
+            if words[0] == "other" { return words[1] == "day" ? .days(2) : words[1] == "week" ? .weeks(2) : nil }
             guard let n = Int(words[0]), (1...365).contains(n) else { return nil }
             if ["day", "days"].contains(words[1]) { return .days(n) }
             if ["week", "weeks"].contains(words[1]) { return .weeks(n) }
@@ -41,6 +44,9 @@ public enum Frequency: Equatable, Sendable, Codable, CustomStringConvertible {
             return nil
         }
     }
+
+    /// The words that say how often without `every`: `!chore add bins weekly`.
+    public static let adverbs: Set<String> = ["daily", "weekly", "fortnightly", "monthly"]
 
     public var description: String {
         switch self {

@@ -93,8 +93,13 @@ final class ChoreBoardTests: XCTestCase {
         let before = ISO8601DateFormatter().date(from: "2026-03-28T19:00:00Z")!  // 20:00 CET
         XCTAssertEqual(local(Frequency.days(1).step(from: before, hour: 20, minute: 0, calendar: cal)), "2026-03-29T20:00:00+02:00")
         XCTAssertEqual(Frequency.parse("mon,thu"), .weekdays([2, 5]))
+        XCTAssertEqual(Frequency.parse("fortnight"), .weeks(2))
+        XCTAssertEqual(Frequency.parse("fortnightly"), .weeks(2))
+        XCTAssertEqual(Frequency.parse("other day"), .days(2))
+        XCTAssertEqual(Frequency.parse("other week"), .weeks(2))
+        XCTAssertNil(Frequency.parse("other month"))
+        XCTAssertTrue(Frequency.adverbs.allSatisfy { Frequency.parse($0) != nil })
         XCTAssertEqual(Frequency.parse("2 weeks"), .weeks(2))
-        XCTAssertNil(Frequency.parse("fortnight"))
     }
 
     /// A monthly chore keeps the day of the month it started on: on the 30th it is due on February's
