@@ -149,14 +149,17 @@ extension Bot {
 
     func task(_ inv: Invocation, _ args: inout Args) throws -> Outcome {
         let usage = "!task add <id> <text> | !task done <id> <n>|<text>"
+        // The job first reads as well: `!task 1 add fridge`, as `!list groceries add milk`.
+        var jobFirst: Int64?
+        if let w = args.peek, Int64(w.drop { $0 == "#" }) != nil { jobFirst = try args.id(usage: usage) }
         switch try args.word("add or done", usage: usage).lowercased() {
         case "add":
-            let id = try args.id(usage: usage)
+            let id = try jobFirst ?? args.id(usage: usage)
             let text = args.rest()
             guard !text.isEmpty else { throw UsageError("Say what the task is. Usage: \(usage)") }
             return announce(try board.addTask(id, text: text, by: inv.account))
         case "done", "tick":
-            let id = try args.id(usage: usage)
+            let id = try jobFirst ?? args.id(usage: usage)
             let word = try args.word("task number or text", usage: usage)
             guard let n = Int(word) else {
                 let text = args.isEmpty ? word : word + " " + args.rest()
