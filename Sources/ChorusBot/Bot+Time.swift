@@ -474,9 +474,10 @@ struct Clock {
         default:
             if let range = w.range(of: "..") {
                 guard let a = When.isoDay(String(w[..<range.lowerBound]), calendar),
-                      let b = When.isoDay(String(w[range.upperBound...]), calendar), a <= b else {
+                      let b = When.isoDay(String(w[range.upperBound...]), calendar) else {
                     throw UsageError("“\(text)” is not a period: from..to as dates, e.g. 2026-11-01..2026-11-15")
                 }
+                guard a <= b else { throw UsageError("“\(text)” ends before it starts: the earlier date comes first") }
                 return (a, add(days: 1, to: b), "from \(day(a)) to \(day(b))")
             }
             if let d = try pastDay(w) { return (d, add(days: 1, to: d), "on \(day(d))") }
