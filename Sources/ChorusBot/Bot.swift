@@ -69,7 +69,8 @@ public struct Bot: Sendable {
         let verb = body[..<verbEnd].lowercased()
         var args = Args(body[verbEnd...])
         guard let command = Self.byName[verb] else {
-            return .refusal("Unknown command !\(verb). Type !help for the commands you can use here.", code: "UNKNOWN_COMMAND")
+            let guess = Self.nearestName(to: verb).map { " Did you mean !\($0)?" } ?? ""
+            return .refusal("Unknown command !\(verb).\(guess) Type !help for the commands you can use here.", code: "UNKNOWN_COMMAND")
         }
         do {
             if command.audience > .anyone, let room = inv.room {

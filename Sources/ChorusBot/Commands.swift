@@ -241,6 +241,36 @@ extension Bot {
         return byName[verb]?.name
     }
 
+    /// The command name or alias a mistyped word was most likely meant as (`tasks` → `task`,
+    /// `asign` → `assign`): at most two letters added, dropped or changed, and fewer than half the
+    /// word, so a short word is not taken for another command. Nil when nothing is that close.
+    static func nearestName(to word: String) -> String? {
+        let typed = Array(word)
+        let limit = min(2, (typed.count - 1) / 2)
+        guard limit > 0 else { return nil }
+        // Of names as close, the one that begins as the word does (`tasks`: `task`, not `asks`).
+        return byName.keys
+            .map { (name: $0, distance: editDistance(typed, Array($0)), shared: -zip(typed, $0).prefix { $0 == $1 }.count) }
+            .filter { $0.distance <= limit }
+            .min { ($0.distance, $0.shared, $0.name) < ($1.distance, $1.shared, $1.name) }?.name
+    }
+
+    /// The fewest letters added, dropped, changed or swapped with the next to make `a` into `b`
+    /// (Damerau's distance, each letter edited once).
+    private static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var before = [Int](), previous = Array(0...b.count)
+        for i in a.indices {
+            var current = [i + 1]
+            for j in b.indices {
+                var d = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (a[i] == b[j] ? 0 : 1))
+                if i > 0, j > 0, a[i] == b[j - 1], a[i - 1] == b[j] { d = min(d, before[j - 1] + 1) }
+                current.append(d)
+            }
+            (before, previous) = (previous, current)
+        }
+        return previous[b.count]
+    }
+
     /// Words that name more than one command (as a name or an alias), with the commands they name.
     public static var clashes: [String: [String]] {
         var named: [String: [String]] = [:]
