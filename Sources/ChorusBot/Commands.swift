@@ -242,8 +242,8 @@ extension Bot {
     }
 
     /// The command name or alias a mistyped word was most likely meant as (`tasks` → `task`,
-    /// `asign` → `assign`): at most two letters added, dropped or changed, and fewer than half the
-    /// word, so a short word is not taken for another command. Nil when nothing is that close.
+    /// `asign` → `assign`): at most two letters added, dropped, changed or swapped, and fewer than
+    /// half the word, so a short word is not taken for another command. Nil when nothing is that close.
     static func nearestName(to word: String) -> String? {
         let typed = Array(word)
         let limit = min(2, (typed.count - 1) / 2)
