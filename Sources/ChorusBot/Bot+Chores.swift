@@ -223,6 +223,7 @@ extension Bot {
     private static func frequency(_ args: inout Args, until stops: Set<String>) throws -> Frequency {
         var words: [String] = []
         while let w = args.peek, !stops.contains(w.lowercased()) { words.append(args.next()!) }
+        guard !words.isEmpty else { throw UsageError("Say how often after every: day, week, 3 days, 2 weeks, fortnight, mon,thu, weekdays, month") }
         guard let frequency = Frequency.parse(words.joined(separator: " ")) else {
             throw UsageError("Cannot read \"\(words.joined(separator: " "))\" as a frequency: day, week, 3 days, 2 weeks, fortnight, mon,thu, weekdays, month")
         }
